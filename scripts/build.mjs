@@ -1,0 +1,76 @@
+// Builds every bundle: extension host, language client + server, CLI, one per webview.
+import { build, context } from 'esbuild';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const dist = path.join(root, 'dist');
+
+const common = {
+  bundle: true,
+  minify: production,
+  sourcemap: production ? false : 'linked',
+  logLevel: 'warning',
+  absWorkingDir: root,
+  metafile: true,
+};
+const nodeCommon = {
+  ...common,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  // DuckDB is a native binding loaded on first use, never bundled.
+  external: ['vscode', '@duckdb/node-api'],
+  define: { EVOTRAINER_VERSION: JSON.stringify(pkg.version) },
+};
+
+const webviews = readdirSync(path.join(root, 'src/webview'), { withFileTypes: true })
+  .filter((d) => d.isDirectory() && d.name !== 'shared')
+  .map((d) => d.name);
+
+const targets = [
+  { ...nodeCommon, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist' },
+  { ...nodeCommon, entryPoints: { client: 'src/extension/client.ts' }, outdir: 'dist' },
+  { ...nodeCommon, entryPoints: { server: 'src/server/server.ts' }, outdir: 'dist' },
+  { ...nodeCommon, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist' },
+  {
+    ...common,
+    platform: 'browser',
+    target: 'chrome120',
+    format: 'esm',
+    entryPoints: Object.fromEntries(webviews.map((w) => [w, `src/webview/${w}/main.ts`])),
+    outdir: 'dist/webview',
+  },
+];
+
+function copyAssets() {
+  const out = path.join(dist, 'webview');
+  mkdirSync(out, { recursive: true });
+  for (const f of ['codicon.css', 'codicon.ttf']) cpSync(path.join(root, 'node_modules/@vscode/codicons/dist', f), path.join(out, f));
+  cpSync(path.join(root, 'media/webview.css'), path.join(out, 'webview.css'));
+}
+
+if (!watch) rmSync(dist, { recursive: true, force: true });
+mkdirSync(dist, { recursive: true });
+copyAssets();
+if (watch) {
+  for (const t of targets) await (await context(t)).watch();
+  console.log('watching…');
+} else {
+  const results = await Promise.all(targets.map((t) => build(t)));
+  const meta = { inputs: {}, outputs: {} };
+  for (const r of results) {
+    Object.assign(meta.inputs, r.metafile.inputs);
+    Object.assign(meta.outputs, r.metafile.outputs);
+  }
+  // Kept for the test that pins what activation loads.
+  writeFileSync(path.join(dist, 'meta.json'), JSON.stringify(meta));
+  const sizes = Object.entries(meta.outputs)
+    .filter(([f]) => f.endsWith('.js'))
+    .map(([f, o]) => `${f} ${(o.bytes / 1024).toFixed(0)} KiB`);
+  console.log(`built ${production ? '(production) ' : ''}${sizes.join(', ')}`);
+}

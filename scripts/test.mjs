@@ -1,0 +1,81 @@
+// `npm test`: static checks, then the unit, integration and e2e suites on node's test
+// runner, each with its own counts, then one closing line with the totals.
+// In CI (CI=true) a skipped test is a failure: a missing prerequisite must be installed
+// by the setup, not skipped past.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { build, ensureDeps, root, run } from './ensure-deps.mjs';
+
+const all = ['unit', 'integration', 'e2e'];
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+for (const s of wanted) if (!all.includes(s)) {
+  console.error(`unknown suite "${s}"; choose from ${all.join(', ')}`);
+  process.exit(2);
+}
+const suites = wanted.length ? wanted : all;
+const ci = process.env.CI === 'true' || process.env.CI === '1';
+
+function testFiles(dir) {
+  const out = [];
+  const walk = (d) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.test\.ts$/.test(e.name)) out.push(p);
+    }
+  };
+  if (existsSync(dir)) walk(dir);
+  return out.sort();
+}
+
+ensureDeps();
+build();
+console.log('\n== static checks: tsc, eslint');
+run('npx', ['tsc', '-p', '.', '--noEmit']);
+run('npx', ['eslint', '.', '--max-warnings=0']);
+
+const totals = { pass: 0, fail: 0, skipped: 0 };
+const rows = [];
+const outDir = path.join(root, 'test-results');
+mkdirSync(outDir, { recursive: true });
+
+for (const suite of suites) {
+  if (suite === 'e2e') {
+    console.log('\n== e2e setup: chromium, Node 24, code-server; packaging the .vsix');
+    run(process.execPath, [path.join(root, 'scripts', 'e2e-setup.mjs')]);
+    run('npm', ['run', '--silent', 'package']);
+  }
+  const files = testFiles(path.join(root, 'test', suite));
+  if (!files.length) {
+    console.error(`suite ${suite} has no test files under test/${suite}`);
+    process.exit(1);
+  }
+  console.log(`\n== ${suite}: ${files.length} file(s)`);
+  const tap = path.join(outDir, `${suite}.tap`);
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=tap', `--test-reporter-destination=${tap}`, ...files],
+    { stdio: 'inherit', cwd: root, env: { ...process.env, EVOTRAINER_TEST_SUITE: suite } },
+  );
+  const text = existsSync(tap) && statSync(tap).size ? readFileSync(tap, 'utf8') : '';
+  const count = (k) => Number(text.match(new RegExp(`^# ${k} (\\d+)$`, 'm'))?.[1] ?? 0);
+  const c = { pass: count('pass'), fail: count('fail') + count('cancelled'), skipped: count('skipped') + count('todo') };
+  if (r.status !== 0 && c.fail === 0) c.fail = 1; // the runner itself failed (crash, bad flag)
+  if (c.pass + c.fail === 0) {
+    console.error(`suite ${suite} ran no test`);
+    c.fail = 1;
+  }
+  rows.push(`${suite}: ${c.pass} passed, ${c.fail} failed, ${c.skipped} skipped`);
+  for (const k of Object.keys(totals)) totals[k] += c[k];
+}
+
+console.log('\n== summary');
+for (const row of rows) console.log(row);
+let failed = totals.fail;
+if (ci && totals.skipped > 0) {
+  console.log(`CI: ${totals.skipped} test(s) skipped; in CI every prerequisite must be installed, so a skip counts as a failure.`);
+  failed += totals.skipped;
+}
+console.log(`${totals.pass} passed, ${failed} failed${totals.skipped ? `, ${totals.skipped} skipped` : ''}`);
+process.exit(failed ? 1 : 0);

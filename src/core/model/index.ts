@@ -1,0 +1,223 @@
+/**
+ * Domain model of the EvoTrainer method (see METHOD.md): the nouns every layer speaks.
+ *
+ * Two things co-evolve: policy *versions* (one RL run produced by a single-factor
+ * *intervention* on the harness, one git branch each) and the *diagnostic harness*
+ * (metrics, rules, backtests, skills). These types are plain data so that the CLI,
+ * the extension host, the language server and the webviews can share them.
+ */
+
+/** Identifies a version: `v0`, `v7`, … The branch is `evo/v7-<slug>`. */
+export type VersionId = `v${number}`;
+
+/** Where an intervention acts; escalation switches layer after repeated failures. */
+export type Layer = 'reward' | 'filter' | 'environment' | 'signal' | 'behavior' | 'diagnostics' | 'infra' | 'data';
+
+/** Lifecycle of a version. Rejected versions are kept as negative evidence, never deleted. */
+export type VersionStatus = 'proposed' | 'backtested' | 'training' | 'evaluated' | 'promoted' | 'rejected';
+
+/** Step 5: exactly one falsifiable hypothesis: "If we change X, metric Y improves because Z". */
+export interface Hypothesis {
+  /** X: the single factor changed. */
+  change: string;
+  /** Y: the metric expected to move. */
+  targetMetric: string;
+  /** Z: the mechanism. */
+  because: string;
+  /** Falsifiable success criterion, e.g. `dead_group_ratio < 0.30`. */
+  successCriterion: string;
+}
+
+/** Step 6: one variable only, with what stays frozen and how to roll back. */
+export interface Intervention {
+  layer: Layer;
+  /** The one declared factor (a file or config key family). */
+  factor: string;
+  description: string;
+  /** Paths changed by the intervention commit. */
+  changedPaths: string[];
+  frozen: string[];
+  rollbackPlan: string;
+  /** Set when the single-factor rule was overridden by a person, with their reason. */
+  singleFactorOverride?: { reason: string; by: string };
+}
+
+/** A policy version: a branch holding one intervention commit on its parent version. */
+export interface Version {
+  id: VersionId;
+  branch: string;
+  commit: string;
+  parent: VersionId | null;
+  status: VersionStatus;
+  hypothesis: Hypothesis | null;
+  intervention: Intervention | null;
+  /** Primary-metric value of its evaluation, when evaluated. */
+  primaryMetric?: { name: string; value: number };
+  createdAt: string;
+}
+
+export type Split = 'train' | 'val';
+
+/** One training, rollout or eval run of a version, whose dumps are imported into the store. */
+export interface Run {
+  id: string;
+  version: VersionId | null;
+  kind: 'train' | 'rollout' | 'eval';
+  /** Trainer whose dump format the run wrote: verl, trl, skyrl, rllm, prime-rl, … */
+  framework: string;
+  source: string;
+  jobId?: string;
+  importedAt?: string;
+}
+
+/** One sampled response to a prompt; rollouts of one prompt at one step form a (GRPO) group. */
+export interface Rollout {
+  runId: string;
+  version: VersionId | null;
+  framework: string;
+  step: number;
+  split: Split;
+  promptId: string;
+  groupId: string;
+  sampleIndex: number;
+  prompt: string;
+  response: string;
+  groundTruth: string | null;
+  reward: number | null;
+  rewardComponents: Record<string, number>;
+  /** Binary correctness, separate from any shaped reward (R4 compares the two). */
+  correct: boolean | null;
+  extractedAnswer: string | null;
+  advantage: number | null;
+  stopReason: string | null;
+  responseTokens: number | null;
+  numTurns: number;
+  errors: string[];
+  timingMs: number | null;
+  dataSource: string | null;
+  /** `file:line` (or file#record) of the raw record it came from. */
+  rawRef: string;
+}
+
+export type StepRole = 'system' | 'user' | 'assistant' | 'tool';
+
+/** One turn of a multi-turn trajectory; behavior metrics are computed from these. */
+export interface Step {
+  rolloutRef: string;
+  turn: number;
+  role: StepRole;
+  actionKind: 'command' | 'edit' | 'search' | 'test' | 'submit' | 'message' | 'observation' | 'other';
+  command: string | null;
+  exitCode: number | null;
+  observationBytes: number | null;
+  formatError: boolean;
+  timeout: boolean;
+  truncated: boolean;
+  tokens: number | null;
+}
+
+/** The five automated dimensions plus the sampled one (METHOD.md, "The diagnostic harness"). */
+export type Dimension = 'results' | 'signal' | 'behavior' | 'efficiency' | 'model_state' | 'test_structure' | 'sampling';
+
+export type Severity = 'info' | 'warning' | 'critical';
+
+export interface Threshold {
+  severity: Exclude<Severity, 'info'>;
+  op: '>' | '>=' | '<' | '<=';
+  value: number;
+}
+
+/** A metric of the catalog: how it is defined and when it alerts. */
+export interface Metric {
+  name: string;
+  description: string;
+  dimension: Dimension;
+  /** Domains it applies to; empty = all. */
+  domains: string[];
+  unit: 'ratio' | 'count' | 'tokens' | 'turns' | 'score' | 'nats' | 'correlation';
+  thresholds: Threshold[];
+}
+
+/** A computed value of a metric over a scope (run, step range, version). */
+export interface MetricValue {
+  metric: string;
+  scope: { run?: string; version?: VersionId; steps?: [number, number] };
+  /** null = not available in this dump (e.g. log-probs not logged). */
+  value: number | null;
+  n: number;
+}
+
+/** Something the health report or a rule raised, with the evidence behind it. */
+export interface Finding {
+  id: string;
+  rule: string;
+  title: string;
+  severity: Severity;
+  dimension: Dimension;
+  evidence: MetricValue[];
+  /** Example rollouts (raw refs) a person can read. */
+  examples: string[];
+  suggestion?: string;
+}
+
+/** Step 7: an intervention replayed on cached rollouts before any GPU hour is spent. */
+export interface Backtest {
+  version: VersionId;
+  parent: VersionId;
+  kind: 'reward_rescore' | 'filter_replay' | 'metric_replay' | 'not_replayable';
+  rollouts: number;
+  /** Groups whose reward variance went from zero to non-zero. */
+  deadGroupsRevived: number;
+  deadGroupsBefore: number;
+  /** A rollout with lower correctness now outscoring one with higher correctness. */
+  orderingViolations: number;
+  successesPenalized: number;
+  errors: number;
+  /** For `not_replayable`: what a run would need. */
+  note?: string;
+}
+
+export type GateKind = 'backtest' | 'promotion';
+
+/** A promotion (or backtest) gate's verdict, with the reasons a reviewer reads. */
+export interface GateDecision {
+  version: VersionId;
+  gate: GateKind;
+  decision: 'promote' | 'reject' | 'pass' | 'fail' | 'needs_human';
+  reasons: { check: string; passed: boolean; detail: string }[];
+  decidedAt: string;
+  decidedBy: 'gate' | 'human';
+}
+
+export type SkillCategory = 'reward_design' | 'filter_mechanism' | 'training_stability' | 'evaluation_protocol' | 'cross_domain_transfer';
+
+/** A reusable lesson distilled from a successful version. */
+export interface Skill {
+  id: string;
+  title: string;
+  category: SkillCategory;
+  trigger: string;
+  intervention: string;
+  expectedOutcome: string;
+  validationEvidence: { version: VersionId; domain: string; summary: string }[];
+  /** Promoted to the shared library only after it worked in at least 2 domains. */
+  domains: string[];
+}
+
+export type JobKind = 'train' | 'rollout' | 'eval' | 'backtest';
+export type JobState = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'timeout' | 'unknown';
+
+/** A training, rollout, eval or backtest job on an executor (local, ssh, slurm). */
+export interface Job {
+  id: string;
+  kind: JobKind;
+  version: VersionId;
+  executor: 'local' | 'ssh' | 'slurm';
+  profile: string;
+  /** Slurm job id or remote pid. */
+  remoteId?: string;
+  state: JobState;
+  submittedAt: string;
+  finishedAt?: string;
+  gpuHours?: number;
+}

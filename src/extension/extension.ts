@@ -1,0 +1,48 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { EmptyTreeProvider } from './views/placeholderTree';
+
+/**
+ * Activation stays light: it registers commands and views and nothing else. The engine's
+ * heavy parts (the DuckDB store, the language client, webview code) load on first use.
+ */
+export function activate(context: vscode.ExtensionContext) {
+  const output = vscode.window.createOutputChannel('EvoTrainer', { log: true });
+  context.subscriptions.push(output);
+
+  const views = ['versions', 'runs', 'findings', 'skills'].map((name) => {
+    const provider = new EmptyTreeProvider();
+    context.subscriptions.push(vscode.window.createTreeView(`evotrainer.${name}`, { treeDataProvider: provider }));
+    return provider;
+  });
+
+  context.subscriptions.push(
+    vscode.commands.registerCommand('evotrainer.checkEnvironment', async () => {
+      const { DoctorPanel } = await import('./webviews/doctor/doctorPanel');
+      return DoctorPanel.show(context, output);
+    }),
+    vscode.commands.registerCommand('evotrainer.refreshViews', () => views.forEach((v) => v.refresh())),
+  );
+
+  startLanguageClientWhenNeeded(context, output);
+  return { output };
+}
+
+/** The language server serves harness files; start it when the first one opens. */
+function startLanguageClientWhenNeeded(context: vscode.ExtensionContext, output: vscode.LogOutputChannel) {
+  let started = false;
+  const maybeStart = (doc: vscode.TextDocument) => {
+    if (started || doc.languageId !== 'evotrainer-manifest') return;
+    started = true;
+    // A separate bundle, required only now, so activation never pays for it.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const client = require(path.join(__dirname, 'client.js')) as typeof import('./client');
+    client.startClient(context).catch((err: unknown) => output.error(`Language server failed to start: ${String(err)}`));
+  };
+  vscode.workspace.textDocuments.forEach(maybeStart);
+  context.subscriptions.push(vscode.workspace.onDidOpenTextDocument(maybeStart));
+}
+
+export function deactivate() {
+  // Disposables registered on the context are released by the editor.
+}

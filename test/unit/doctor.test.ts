@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { formatDoctorReport, runDoctor } from '../../src/core/doctor';
+import { tempDir, writeScript } from '../helpers/tmp';
+
+const realGit = execFileSync('git', ['--version'], { encoding: 'utf8' }).trim().replace('git version ', '');
+const okStore = async () => ({ version: 'v1.5.6', json: true, parquet: true });
+
+describe('doctor', () => {
+  it('finds the real git and python3 of this machine, with their versions', async () => {
+    const report = await runDoctor({ probeStore: okStore });
+    const git = report.checks.find((c) => c.id === 'git')!;
+    assert.equal(git.status, 'ok');
+    assert.equal(git.version, realGit);
+    const py = report.checks.find((c) => c.id === 'python3')!;
+    assert.equal(py.status, 'ok');
+    assert.match(py.version!, /^3\.\d+\.\d+/);
+    assert.deepEqual(
+      report.checks.map((c) => c.id),
+      ['git', 'python3', 'ssh', 'sbatch', 'store', 'cluster'],
+    );
+    assert.equal(report.ok, true);
+  });
+
+  it('reports a tool missing from PATH with what to install, and fails when it is required', async () => {
+    const empty = tempDir();
+    const report = await runDoctor({ env: { PATH: empty }, python: 'python3', probeStore: okStore });
+    const git = report.checks.find((c) => c.id === 'git')!;
+    assert.equal(git.status, 'missing');
+    assert.match(git.detail, /not found on PATH/);
+    if (existsSync('/etc/debian_version')) assert.match(git.fix!, /apt-get install git/);
+    assert.equal(report.checks.find((c) => c.id === 'sbatch')!.status, 'missing');
+    assert.equal(report.ok, false);
+    assert.equal(report.summary.missing, 4);
+  });
+
+  it('an optional tool missing leaves the report ready', async () => {
+    const bin = tempDir();
+    writeScript(bin, 'git', 'echo "git version 2.39.5"');
+    writeScript(bin, 'python3', 'echo "Python 3.11.7"');
+    const report = await runDoctor({ env: { PATH: bin }, probeStore: okStore });
+    assert.equal(report.checks.find((c) => c.id === 'ssh')!.status, 'missing');
+    assert.equal(report.ok, true);
+  });
+
+  it('flags an interpreter that is too old, or that fails, as a problem rather than ok', async () => {
+    const bin = tempDir();
+    writeScript(bin, 'git', 'echo "git version 2.39.5"');
+    const old = writeScript(bin, 'oldpy', 'echo "Python 3.6.9"');
+    let report = await runDoctor({ env: { PATH: bin }, python: old, probeStore: okStore });
+    let py = report.checks.find((c) => c.id === 'python3')!;
+    assert.equal(py.status, 'error');
+    assert.match(py.detail, /older than 3\.9/);
+    assert.equal(report.ok, false);
+
+    const broken = writeScript(bin, 'brokenpy', 'echo "libpython missing" >&2; exit 127');
+    report = await runDoctor({ env: { PATH: bin }, python: broken, probeStore: okStore });
+    py = report.checks.find((c) => c.id === 'python3')!;
+    assert.equal(py.status, 'error');
+    assert.match(py.detail, /exited with 127: libpython missing/);
+  });
+
+  it('takes an interpreter path with spaces and shell metacharacters literally', async () => {
+    const dir = tempDir();
+    const weird = path.join(dir, 'my py $(touch pwned); `x`');
+    writeScript(dir, path.basename(weird), 'echo "Python 3.12.1"');
+    const report = await runDoctor({ python: weird, probeStore: okStore });
+    assert.equal(report.checks.find((c) => c.id === 'python3')!.version, '3.12.1');
+    assert.equal(existsSync(path.join(process.cwd(), 'pwned')), false);
+  });
+
+  it('loads the real embedded store', async () => {
+    const report = await runDoctor();
+    const store = report.checks.find((c) => c.id === 'store')!;
+    assert.equal(store.status, 'ok', store.detail);
+    assert.match(store.version!, /^DuckDB v\d+\.\d+/);
+  });
+
+  it('reports a store that cannot load with how to repair it', async () => {
+    const report = await runDoctor({
+      probeStore: async () => {
+        throw new Error("Cannot find module '@duckdb/node-bindings-linux-x64/duckdb.node'\nRequire stack: …");
+      },
+    });
+    const store = report.checks.find((c) => c.id === 'store')!;
+    assert.equal(store.status, 'error');
+    assert.match(store.detail, /Cannot find module/);
+    assert.doesNotMatch(store.detail, /Require stack/);
+    assert.match(store.fix!, /npm ci/);
+    assert.equal(report.ok, false);
+  });
+
+  it('formats a text report with the fix under each missing piece', async () => {
+    const empty = tempDir();
+    const text = formatDoctorReport(await runDoctor({ env: { PATH: empty }, probeStore: okStore }));
+    assert.match(text, /\[MISSING\] git/);
+    assert.match(text, /→ .*git/);
+    assert.match(text, /Not ready: 1 ok, 4 missing, 0 error, 1 skipped\./);
+  });
+});
