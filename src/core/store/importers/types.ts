@@ -1,0 +1,58 @@
+import type { Split } from '../../model';
+import type { ImporterItem } from '../rows';
+
+export const FORMATS = ['verl', 'trl', 'skyrl', 'rllm', 'prime-rl', 'mini-swe-agent', 'swe-agent', 'jsonl'] as const;
+export type FormatName = (typeof FORMATS)[number];
+
+/** Declared field mapping for the generic JSONL importer (dotted paths into each record). */
+export interface FieldMapping {
+  prompt: string;
+  response?: string;
+  groundTruth?: string;
+  reward?: string;
+  correct?: string;
+  promptId?: string;
+  groupId?: string;
+  step?: string;
+  split?: string;
+  dataSource?: string;
+  /**
+   * One record holding several rollouts of one prompt (e.g. GSM8K's four model solutions):
+   * each entry names a sub-object, whose fields are read with `response` / `correct` / `reward`.
+   */
+  samples?: string[];
+}
+
+/** Rows of a columnar file (Parquet), streamed by the store's DuckDB. */
+export interface TableReader {
+  readParquet(file: string): AsyncIterable<Record<string, unknown>>;
+}
+
+export interface ReadOptions {
+  /** Split when the path does not say (CLI `--split`). */
+  split?: Split;
+  /** Byte offset to resume a line-oriented file from (following a growing file). */
+  startOffset?: number;
+  /** 1-based line number at `startOffset`. */
+  startLine?: number;
+  mapping?: FieldMapping;
+  tables: TableReader;
+}
+
+export interface Importer {
+  format: FormatName;
+  description: string;
+  /** Line-oriented files can be followed while a run appends to them. */
+  followable: boolean;
+  /**
+   * Whether `file` is in this format: its path first (the trainer's dump layout), then
+   * `head`, the first bytes of the file as text (may end mid-record).
+   */
+  matches(file: string, head: string): boolean;
+  /**
+   * Streams the file's records. A malformed record is yielded as a BadRecord (with its
+   * line), never thrown, so `--on-error skip|quarantine` can go on; an unreadable file
+   * throws an ImportError.
+   */
+  read(file: string, opts: ReadOptions): AsyncIterable<ImporterItem>;
+}

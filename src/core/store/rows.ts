@@ -1,0 +1,80 @@
+/**
+ * Normalized rows of the rollout store: one per rollout, one per step of a multi-turn
+ * trajectory. Every importer produces exactly these, whatever the trainer wrote.
+ */
+import type { Split, StepRole, Step } from '../model';
+
+/** A rollout as an importer yields it, before the store assigns ids and group indices. */
+export interface RolloutRecord {
+  /** Training step (global step) the rollout was sampled at; 0 when the format has none. */
+  step: number;
+  split: Split;
+  /** The format's own prompt / task id, when it has one. */
+  promptId?: string | null;
+  /** The format's own group id, when it has one; otherwise the store uses (step, hash of prompt). */
+  groupId?: string | null;
+  /** Text, or a chat as `[{role, content}]` (stored as JSON text with promptFormat 'messages'). */
+  prompt: string | { role: string; content: unknown }[];
+  /** Text, or the turns of a multi-turn trajectory. */
+  response: string | { role: string; content: unknown }[];
+  groundTruth?: string | null;
+  reward?: number | null;
+  /** Named reward components (e.g. per reward function, format / correctness parts). */
+  rewardComponents?: Record<string, number>;
+  /** Binary correctness, kept apart from any shaped reward. */
+  correct?: boolean | null;
+  extractedAnswer?: string | null;
+  advantage?: number | null;
+  stopReason?: string | null;
+  responseTokens?: number | null;
+  numTurns?: number;
+  errors?: string[];
+  timingMs?: number | null;
+  dataSource?: string | null;
+  envClass?: string | null;
+  /** Anything else the record carried, kept for queries (JSON). */
+  extra?: Record<string, unknown>;
+  /** Steps of a multi-turn trajectory, in order (turn index = position). */
+  steps?: StepRecord[];
+}
+
+export type StepRecord = Omit<Step, 'rolloutRef' | 'turn'> & { role: StepRole };
+
+/** Where a record came from: `line` for JSONL (1-based), `record` for files of many records. */
+export interface SourcePosition {
+  file: string;
+  line?: number;
+  record?: number;
+  /** Byte offset just after the record, for following growing files. */
+  endOffset?: number;
+}
+
+/** A malformed record: fails the import with file:line, or goes to quarantine. */
+export class ImportError extends Error {
+  constructor(
+    readonly file: string,
+    readonly line: number | null,
+    readonly reason: string,
+    readonly raw?: string,
+  ) {
+    super(`${file}${line !== null ? `:${line}` : ''}: ${reason}`);
+    this.name = 'ImportError';
+  }
+}
+
+export interface ImportedRecord {
+  record: RolloutRecord;
+  at: SourcePosition;
+}
+
+/** A record that could not be read; yielded so that skip / quarantine can carry on. */
+export interface BadRecord {
+  error: ImportError;
+  at: SourcePosition;
+}
+
+export type ImporterItem = ImportedRecord | BadRecord;
+
+export function isBad(item: ImporterItem): item is BadRecord {
+  return 'error' in item;
+}
