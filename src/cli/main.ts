@@ -1,27 +1,15 @@
-import { formatDoctorReport, runDoctor } from '../core/doctor';
-import { describeFlags, parseArgs, UsageError, type FlagSpec } from './args';
+import { describeFlags, parseArgs, UsageError } from './args';
+import type { Command } from './command';
+import { doctor } from './commands/doctor';
+import { importCommand } from './commands/import';
+import { rollouts } from './commands/rollouts';
 
 declare const EVOTRAINER_VERSION: string;
 
-interface Command {
-  summary: string;
-  flags: FlagSpec;
-  run(flags: Record<string, string | boolean>, positionals: string[]): Promise<number>;
-}
-
 const commands: Record<string, Command> = {
-  doctor: {
-    summary: 'check git, python3, ssh, sbatch and the embedded store; say what to install',
-    flags: {
-      json: { type: 'boolean', description: 'print a machine-readable report' },
-      python: { type: 'string', description: 'interpreter for harness code (default python3)' },
-    },
-    async run(flags) {
-      const report = await runDoctor({ python: typeof flags.python === 'string' ? flags.python : undefined });
-      process.stdout.write(flags.json ? JSON.stringify(report, null, 2) + '\n' : formatDoctorReport(report) + '\n');
-      return report.ok ? 0 : 1;
-    },
-  },
+  doctor,
+  import: importCommand,
+  rollouts,
 };
 
 function usage(): string {
@@ -45,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
-    process.stdout.write(`Usage: evotrainer ${name} [options]\n\n${cmd.summary}\n\nOptions:\n${describeFlags(cmd.flags)}\n`);
+    process.stdout.write(`Usage: ${cmd.usage ?? `evotrainer ${name} [options]`}\n\n${cmd.summary}\n\nOptions:\n${describeFlags(cmd.flags)}\n`);
     return 0;
   }
   try {
@@ -56,7 +44,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`evotrainer ${name}: ${err.message}\nRun \`evotrainer ${name} --help\` for its options.\n`);
       return 2;
     }
-    throw err;
+    // Expected failures (bad input, a locked store) read as one line; a stack only when asked.
+    process.stderr.write(`evotrainer ${name}: ${process.env.EVOTRAINER_DEBUG && err instanceof Error ? err.stack : err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
   }
 }
 

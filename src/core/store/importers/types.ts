@@ -37,6 +37,11 @@ export interface ReadOptions {
   startLine?: number;
   mapping?: FieldMapping;
   tables: TableReader;
+  /**
+   * The file's bytes, when the store already read them (whole-document formats: it
+   * hashes them for de-duplication, so the importer need not read the file again).
+   */
+  content?: Buffer;
 }
 
 export interface Importer {

@@ -1,0 +1,84 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { genericJsonlImporter } from './genericJsonl';
+import { miniSweAgentImporter } from './miniSweAgent';
+import type { FormatName, Importer } from './types';
+import { verlImporter } from './verl';
+
+export type { FieldMapping, FormatName, Importer } from './types';
+export { FORMATS } from './types';
+
+/** Every importer, most specific layout first (auto-detection takes the first match). */
+export const IMPORTERS: Importer[] = [miniSweAgentImporter, verlImporter, genericJsonlImporter];
+
+export function importerFor(format: FormatName): Importer {
+  const imp = IMPORTERS.find((i) => i.format === format);
+  if (!imp) throw new Error(`no importer for format "${format}"; known: ${IMPORTERS.map((i) => i.format).join(', ')}`);
+  return imp;
+}
+
+const DATA_FILE = /\.(jsonl|json|parquet|traj)$/;
+const SKIP_DIRS = new Set(['.git', 'node_modules', '.evotrainer', '__pycache__']);
+
+export interface DiscoveredFile {
+  file: string;
+  importer: Importer;
+  /** The path the user gave that led here (names the run by default). */
+  root: string;
+}
+
+// Synchronous: thousands of small reads cost more in thread-pool round trips than they block.
+function head(file: string, bytes = 64 * 1024): string {
+  const fd = openSync(file, 'r');
+  try {
+    const buf = Buffer.alloc(bytes);
+    const n = readSync(fd, buf, 0, bytes, 0);
+    return buf.subarray(0, n).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+async function walk(dir: string, out: string[]): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  entries.sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
+  for (const e of entries) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      if (!SKIP_DIRS.has(e.name)) await walk(p, out);
+    } else if (e.isFile() && DATA_FILE.test(e.name)) out.push(p);
+  }
+}
+
+/**
+ * Finds the files under the given paths and the importer of each: `format` when given,
+ * otherwise by the trainer's dump layout and the first bytes. A file named explicitly
+ * that no importer recognizes is an error; unrecognized files inside a directory are
+ * listed as ignored (reports, configs, …).
+ */
+export async function discover(paths: string[], format?: FormatName): Promise<{ files: DiscoveredFile[]; ignored: string[] }> {
+  const files: DiscoveredFile[] = [];
+  const ignored: string[] = [];
+  const forced = format ? importerFor(format) : undefined;
+  for (const root of paths) {
+    let st;
+    try {
+      st = await stat(root);
+    } catch {
+      throw new Error(`${root}: no such file or directory`);
+    }
+    const candidates: string[] = [];
+    if (st.isDirectory()) await walk(root, candidates);
+    else candidates.push(root);
+    for (const file of candidates) {
+      const text = forced && path.extname(file) === '.parquet' ? '' : head(file);
+      const importer = forced && (forced.matches(file, text) || forced.format === 'jsonl' || !st.isDirectory()) ? forced : forced ? undefined : IMPORTERS.find((i) => i.matches(file, text));
+      if (importer) files.push({ file, importer, root });
+      else if (!st.isDirectory()) {
+        throw new Error(`${file}: not a recognized rollout dump (${IMPORTERS.filter((i) => i.format !== 'jsonl').map((i) => i.format).join(', ')}); pass --format, or --format jsonl with --map for other JSONL`);
+      } else ignored.push(file);
+    }
+  }
+  return { files, ignored };
+}

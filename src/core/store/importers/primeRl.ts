@@ -1,0 +1,373 @@
+/**
+ * prime-rl: the rollout traces its orchestrator saves at every step.
+ *
+ * Layout (PrimeIntellect-ai/prime-rl#2983, "save all rollouts, not just the effective ones"):
+ * `{output_dir}/rollouts/step_{N}/{train|eval}/{all|effective}/traces.jsonl`; `all/` is
+ * appended one rollout at a time as each completes (errored and filtered ones included),
+ * `effective/` holds the batch that shipped to the trainer. Before that change the same
+ * records went to `rollouts/step_{N}/{train|eval}_rollouts.jsonl` (#2248); both are read.
+ *
+ * A line is `Rollout.to_record()` (src/prime_rl/orchestrator/types.py): the verifiers
+ * rollout output plus prime-rl's orchestration metadata (`kind`, `env_name`, `group_id`,
+ * `policy_version`, `off_policy_steps`, `eval_step`, `advantage`, `filters`). The rollout
+ * output comes in one of two shapes, by verifiers version:
+ *
+ * - verifiers `RolloutOutput` (verifiers/types.py): `example_id`, `task`, `prompt`,
+ *   `completion` (text or chat messages; multi-turn tool use as OpenAI-style assistant
+ *   `tool_calls` and `tool` messages), `answer`, `info`, `reward`, `metrics` (one entry per
+ *   reward function and other rubric metrics), `stop_condition`, `is_truncated`,
+ *   `is_completed`, `timing`, `error`, `trajectory`, `token_usage`, `tool_defs`.
+ * - verifiers v1 `Trace` (verifiers/v1/trace.py, `Trace.to_record`): a message graph
+ *   `nodes[{parent, message, sampled}]`, `rewards{name: {score, weight}}`, `metrics`,
+ *   `task{type, data, key, hash}`, `errors`, `stop_condition`, `calls[{usage}]`.
+ */
+import type { Split } from '../../model';
+import { ImportError, type ImporterItem, type RolloutRecord, type StepRecord } from '../rows';
+import { classifyCommand } from './actions';
+import { readJsonLines } from './jsonLines';
+import { parsePythonJson } from './pythonJson';
+import type { Importer, ReadOptions } from './types';
+
+const PATH = /(?:^|\/)rollouts\/step_(\d+)\/(?:(train|eval)\/(all|effective)\/traces|(train|eval)_rollouts)\.jsonl$/;
+
+type Message = { role: string; content: unknown } & Record<string, unknown>;
+type Record_ = Record<string, unknown>;
+
+interface Context {
+  step: number;
+  /** train or eval from the path (`…/train/…`, `…/eval/…`). */
+  pathSplit: Split | null;
+  /** When neither the path nor the record's `kind` says (CLI --split, else train). */
+  fallbackSplit: Split;
+}
+
+export const primeRlImporter: Importer = {
+  format: 'prime-rl',
+  description: 'prime-rl rollout traces: rollouts/step_{N}/{train|eval}/{all|effective}/traces.jsonl',
+  followable: true,
+
+  matches(file: string, head: string): boolean {
+    if (!PATH.test(posix(file))) return false;
+    return /^\s*\{/.test(head) && /"(example_id|prompt|completion|reward|nodes|rewards|task)"\s*:/.test(head);
+  },
+
+  async *read(file: string, opts: ReadOptions): AsyncGenerator<ImporterItem> {
+    const m = PATH.exec(posix(file));
+    const pathSplit = m?.[2] ?? m?.[4];
+    const ctx: Context = {
+      step: m ? Number(m[1]) : 0,
+      pathSplit: pathSplit === 'eval' ? 'val' : pathSplit === 'train' ? 'train' : null,
+      fallbackSplit: opts.split ?? 'train',
+    };
+    try {
+      for await (const line of readJsonLines(file, opts.startOffset, opts.startLine)) {
+        const at = { file, line: line.line, endOffset: line.endOffset };
+        let value = line.value;
+        if (line.error !== undefined) {
+          // Python's json.dumps writes a NaN reward or metric as a bare NaN token.
+          const parsed = line.raw !== undefined ? parsePythonJson(line.raw) : null;
+          if (!parsed) {
+            yield { error: new ImportError(file, line.line, `not valid JSON: ${line.error}`, line.raw), at };
+            continue;
+          }
+          value = parsed.value;
+        }
+        const result = isObject(value) ? (Array.isArray(value['nodes']) && !('completion' in value) ? fromTrace(value, ctx) : fromOutput(value, ctx)) : `expected a JSON object per line, got ${kind(value)}`;
+        if (typeof result === 'string') yield { error: new ImportError(file, line.line, result, clip(JSON.stringify(value))), at };
+        else yield { record: result, at };
+      }
+    } catch (err) {
+      if (err instanceof ImportError) throw err;
+      throw new ImportError(file, null, `cannot read the file: ${(err as Error).message}`);
+    }
+  },
+};
+
+/** Keys of a verifiers RolloutOutput record mapped to RolloutRecord fields (or dropped). */
+const OUTPUT_MAPPED = new Set(['prompt', 'completion', 'reward', 'metrics', 'example_id', 'answer', 'stop_condition', 'error', 'advantage', 'group_id', 'group', 'env_name']);
+/** Per-token data, too large to keep per rollout and not needed for queries. */
+const OUTPUT_DROPPED = new Set(['trajectory']);
+
+/** A verifiers RolloutOutput (+ prime-rl metadata) as a RolloutRecord. */
+function fromOutput(v: Record_, ctx: Context): RolloutRecord | string {
+  const prompt = textOrMessages(v['prompt']);
+  if (typeof prompt === 'object' && 'invalid' in prompt) return `prompt${prompt.invalid}`;
+  const error = v['error'];
+  let response: string | Message[];
+  if (v['completion'] === null && error !== null && error !== undefined) response = []; // errored before completing
+  else {
+    const completion = textOrMessages(v['completion']);
+    if (typeof completion === 'object' && 'invalid' in completion) return `completion${completion.invalid}`;
+    response = completion;
+  }
+  const reward = v['reward'];
+  if (reward !== undefined && reward !== null && typeof reward !== 'number') return `reward: expected a number or null, got ${kind(reward)}`;
+  const metrics = numberMap(v['metrics'], 'metrics');
+  if (typeof metrics === 'string') return metrics;
+  const exampleId = v['example_id'];
+  if (exampleId !== undefined && exampleId !== null && typeof exampleId !== 'number' && typeof exampleId !== 'string') {
+    return `example_id: expected an integer or a string, got ${kind(exampleId)}`;
+  }
+  const answer = v['answer'];
+  const meta = orchestration(v, ctx);
+  if (typeof meta === 'string') return meta;
+
+  const timing = v['timing'];
+  const totalMs = isObject(timing) && typeof timing['total_ms'] === 'number' ? timing['total_ms'] : null;
+  const usage = v['token_usage'];
+  const outputTokens = isObject(usage) && typeof usage['output_tokens'] === 'number' ? usage['output_tokens'] : null;
+  const stop = v['stop_condition'];
+
+  const extra: Record_ = {};
+  for (const [key, value] of Object.entries(v)) if (!OUTPUT_MAPPED.has(key) && !OUTPUT_DROPPED.has(key)) extra[key] = value;
+
+  const promptId = exampleId === undefined || exampleId === null ? null : String(exampleId);
+  const steps = Array.isArray(response) ? toSteps(response) : undefined;
+  return {
+    step: ctx.step,
+    split: meta.split,
+    promptId,
+    groupId: meta.groupId ?? (promptId === null ? null : `${ctx.step}:${meta.split}:${meta.env ?? ''}:${promptId}`),
+    prompt,
+    response,
+    groundTruth: typeof answer === 'string' && answer !== '' ? answer : null,
+    reward: typeof reward === 'number' && !Number.isNaN(reward) ? reward : null,
+    rewardComponents: metrics,
+    correct: null,
+    extractedAnswer: null,
+    advantage: meta.advantage,
+    stopReason: typeof stop === 'string' ? stop : null,
+    responseTokens: outputTokens,
+    numTurns: Array.isArray(response) ? response.filter((msg) => msg.role === 'assistant').length : 1,
+    errors: errorTexts(error),
+    timingMs: totalMs,
+    dataSource: meta.env ?? (typeof v['task'] === 'string' ? v['task'] : null),
+    envClass: null,
+    extra,
+    ...(steps ? { steps } : {}),
+  };
+}
+
+const TRACE_MAPPED = new Set(['nodes', 'rewards', 'metrics', 'errors', 'stop_condition', 'advantage', 'group_id', 'group', 'env_name']);
+/** Token-level and per-call data, and the agent's full config: too large to keep per rollout. */
+const TRACE_DROPPED = new Set(['calls', 'agent', 'tools', 'mm_token_type_id_map', 'request_rewrites', 'response_rewrites', 'extra_usage']);
+
+/** A verifiers v1 Trace (+ prime-rl metadata) as a RolloutRecord. */
+function fromTrace(v: Record_, ctx: Context): RolloutRecord | string {
+  const nodes = v['nodes'] as unknown[];
+  for (const [i, node] of nodes.entries()) {
+    if (!isObject(node) || !isMessage(node['message'])) return `nodes[${i}].message: expected a chat message {role, content}, got ${kind(isObject(node) ? node['message'] : node)}`;
+  }
+  const graph = nodes as { parent?: unknown; message: Message; sampled?: unknown }[];
+  // The final branch: from the last node back to its root (Trace.messages).
+  const path: number[] = [];
+  for (let id: unknown = graph.length - 1; typeof id === 'number' && id >= 0 && id < graph.length && path.length <= graph.length; id = graph[id]!.parent) path.unshift(id);
+  const first = path.findIndex((id) => graph[id]!.sampled === true);
+  const cut = first === -1 ? path.length : first;
+  const prompt = path.slice(0, cut).map((id) => graph[id]!.message);
+  const response = path.slice(cut).map((id) => graph[id]!.message);
+
+  const rewards = v['rewards'];
+  if (rewards !== undefined && rewards !== null && !isObject(rewards)) return `rewards: expected an object of {score, weight}, got ${kind(rewards)}`;
+  const components: Record<string, number> = {};
+  let reward: number | null = null;
+  for (const [name, r] of Object.entries(rewards ?? {})) {
+    if (r === null) continue; // scoring did not run
+    if (!isObject(r) || typeof r['score'] !== 'number') return `rewards.${name}: expected {score, weight} or null, got ${kind(r)}`;
+    const weight = typeof r['weight'] === 'number' ? r['weight'] : 1;
+    components[name] = r['score'];
+    reward = (reward ?? 0) + r['score'] * weight;
+  }
+  const metrics = numberMap(v['metrics'], 'metrics');
+  if (typeof metrics === 'string') return metrics;
+  const meta = orchestration(v, ctx);
+  if (typeof meta === 'string') return meta;
+
+  const task = isObject(v['task']) ? v['task'] : {};
+  const data = isObject(task['data']) ? task['data'] : {};
+  const promptId = typeof task['key'] === 'string' ? task['key'] : typeof task['hash'] === 'string' ? task['hash'] : null;
+  let outputTokens: number | null = null;
+  for (const call of Array.isArray(v['calls']) ? v['calls'] : []) {
+    const usage = isObject(call) ? call['usage'] : undefined;
+    const n = isObject(usage) ? (usage['completion_tokens'] ?? usage['output_tokens']) : undefined;
+    if (typeof n === 'number') outputTokens = (outputTokens ?? 0) + n;
+  }
+  const stop = v['stop_condition'];
+  const errors = Array.isArray(v['errors']) ? v['errors'].map((e) => errorTexts(e)[0] ?? '').filter(Boolean) : [];
+  const extra: Record_ = {};
+  for (const [key, value] of Object.entries(v)) if (!TRACE_MAPPED.has(key) && !TRACE_DROPPED.has(key)) extra[key] = value;
+
+  const steps = toSteps(response);
+  return {
+    step: ctx.step,
+    split: meta.split,
+    promptId,
+    groupId: meta.groupId ?? (promptId === null ? null : `${ctx.step}:${meta.split}:${meta.env ?? ''}:${promptId}`),
+    prompt,
+    response,
+    groundTruth: typeof data['answer'] === 'string' ? data['answer'] : null,
+    reward,
+    rewardComponents: { ...components, ...metrics },
+    correct: null,
+    extractedAnswer: null,
+    advantage: meta.advantage,
+    stopReason: typeof stop === 'string' ? stop : null,
+    responseTokens: outputTokens,
+    numTurns: path.filter((id) => graph[id]!.sampled === true).length,
+    errors,
+    timingMs: null,
+    dataSource: meta.env ?? (typeof task['type'] === 'string' ? task['type'] : null),
+    envClass: null,
+    extra,
+    ...(steps ? { steps } : {}),
+  };
+}
+
+/** prime-rl's own fields on a record. */
+function orchestration(v: Record_, ctx: Context): { split: Split; groupId: string | null; env: string | null; advantage: number | null } | string {
+  const env = v['env_name'];
+  if (env !== undefined && env !== null && typeof env !== 'string') return `env_name: expected a string, got ${kind(env)}`;
+  const group = v['group_id'] ?? (isObject(v['group']) ? v['group']['id'] : undefined);
+  if (group !== undefined && group !== null && typeof group !== 'string' && typeof group !== 'number') return `group_id: expected a string, got ${kind(group)}`;
+  const advantage = v['advantage'];
+  if (advantage !== undefined && advantage !== null && typeof advantage !== 'number') return `advantage: expected a number, got ${kind(advantage)}`;
+  const recordKind = v['kind'];
+  // The path says train or eval; a record read away from its path says it with `kind`.
+  const split: Split = ctx.pathSplit ?? (recordKind === 'eval' ? 'val' : recordKind === 'train' ? 'train' : ctx.fallbackSplit);
+  return {
+    split,
+    groupId: group === undefined || group === null ? null : String(group),
+    env: typeof env === 'string' && env ? env : null,
+    advantage: typeof advantage === 'number' && Number.isFinite(advantage) ? advantage : null,
+  };
+}
+
+/**
+ * The turns of a multi-turn completion, when it has tool use or several assistant turns:
+ * one assistant step per tool call (a shell command is classified into edit / search /
+ * test / submit / command), one per plain assistant message, one observation per tool
+ * result or environment message.
+ */
+function toSteps(messages: Message[]): StepRecord[] | undefined {
+  const assistants = messages.filter((m) => m.role === 'assistant').length;
+  const toolUse = messages.some((m) => m.role === 'tool' || toolCalls(m).length > 0);
+  if (!toolUse && assistants <= 1) return undefined;
+  const steps: StepRecord[] = [];
+  const base = { command: null, exitCode: null, observationBytes: null, formatError: false, timeout: false, truncated: false, tokens: null };
+  for (const m of messages) {
+    if (m.role === 'assistant') {
+      const calls = toolCalls(m);
+      if (!calls.length) steps.push({ ...base, role: 'assistant', actionKind: 'message' });
+      for (const call of calls) {
+        const command = shellCommand(call.name, call.args);
+        // A non-shell tool is an action of its own; only a `submit` tool name is telling.
+        const actionKind = command !== null ? classifyCommand(command) : classifyCommand(call.name) === 'submit' ? 'submit' : 'other';
+        steps.push({ ...base, role: 'assistant', actionKind, command });
+      }
+    } else if (m.role === 'tool' || m.role === 'user') {
+      steps.push({ ...base, role: m.role, actionKind: 'observation', observationBytes: Buffer.byteLength(contentText(m.content), 'utf8') });
+    } else if (m.role === 'system') {
+      steps.push({ ...base, role: 'system', actionKind: 'other' });
+    }
+  }
+  return steps;
+}
+
+/** Tool calls of an assistant message: OpenAI `{function: {name, arguments}}` or verifiers v1 `{name, arguments}`. */
+function toolCalls(m: Message): { name: string; args: unknown }[] {
+  const calls = m['tool_calls'];
+  if (!Array.isArray(calls)) return [];
+  return calls.filter(isObject).map((c) => {
+    const fn = isObject(c['function']) ? c['function'] : c;
+    let args = fn['arguments'];
+    if (typeof args === 'string') {
+      try {
+        args = JSON.parse(args);
+      } catch {
+        // a raw argument string, kept as is
+      }
+    }
+    return { name: typeof fn['name'] === 'string' ? fn['name'] : '', args };
+  });
+}
+
+const SHELL_TOOL = /^(bash|sh|shell|zsh|terminal|cmd|command|run|exec|execute|execute_bash|execute_command|run_bash|run_shell|run_command|shell_exec|bash_command)$|bash|shell|terminal/i;
+
+/** The shell command of a shell tool call (`bash`, `execute_bash`, …), or null. */
+function shellCommand(name: string, args: unknown): string | null {
+  if (!SHELL_TOOL.test(name)) return null;
+  if (typeof args === 'string') return args;
+  if (!isObject(args)) return null;
+  for (const key of ['command', 'cmd', 'script', 'bash_command', 'input']) {
+    const value = args[key];
+    if (typeof value === 'string') return value;
+    if (Array.isArray(value) && value.every((s) => typeof s === 'string')) return value.join(' ');
+  }
+  return null;
+}
+
+/** Text of a message content: a string, or the text parts of a content list. */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (content === null || content === undefined) return '';
+  if (Array.isArray(content)) return content.map((p) => (isObject(p) && typeof p['text'] === 'string' ? p['text'] : typeof p === 'string' ? p : '')).join('');
+  return JSON.stringify(content);
+}
+
+function textOrMessages(value: unknown): string | Message[] | { invalid: string } {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) {
+    const bad = value.findIndex((m) => !isMessage(m));
+    if (bad === -1) return value as Message[];
+    return { invalid: `[${bad}]: expected a chat message {role, content}, got ${kind(value[bad])}` };
+  }
+  return { invalid: `: expected a string or a list of chat messages, got ${kind(value)}` };
+}
+
+function numberMap(value: unknown, name: string): Record<string, number> | string {
+  if (value === undefined || value === null) return {};
+  if (!isObject(value)) return `${name}: expected an object of numbers, got ${kind(value)}`;
+  const out: Record<string, number> = {};
+  for (const [key, n] of Object.entries(value)) {
+    if (n === null) continue; // NaN in the dump, or not computed
+    if (typeof n === 'number') out[key] = n;
+    else if (typeof n === 'boolean') out[key] = n ? 1 : 0;
+    else return `${name}.${key}: expected a number, got ${kind(n)}`;
+  }
+  return out;
+}
+
+function errorTexts(error: unknown): string[] {
+  if (error === null || error === undefined || error === '') return [];
+  if (typeof error === 'string') return [error];
+  if (isObject(error)) {
+    for (const key of ['error_chain_str', 'message', 'error']) {
+      const text = error[key];
+      if (typeof text === 'string' && text) return [typeof error['type'] === 'string' && key === 'message' ? `${error['type']}: ${text}` : text];
+    }
+  }
+  return [JSON.stringify(error)];
+}
+
+function isMessage(m: unknown): m is Message {
+  return isObject(m) && typeof m['role'] === 'string';
+}
+
+function isObject(v: unknown): v is Record_ {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function kind(value: unknown): string {
+  if (value === undefined) return 'nothing (missing)';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return `a ${typeof value}`;
+}
+
+function clip(s: string): string {
+  return s.length > 65536 ? s.slice(0, 65536) : s;
+}
+
+function posix(file: string): string {
+  return file.replace(/\\/g, '/');
+}

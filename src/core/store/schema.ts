@@ -1,0 +1,99 @@
+/**
+ * The store's tables. Rows land in `rollout_rows` / `step_rows` in flushed chunks
+ * (memory stays bounded whatever the input size) tagged with an import id; readers see
+ * them only through the `rollouts` / `steps` views, once the `imports` table records
+ * that id — written in one transaction when the import command finishes. Rows of a
+ * command that died midway carry ids above every recorded import and are swept at the
+ * next open, so an import lands whole or not at all.
+ */
+export const SCHEMA_VERSION = 1;
+
+export const DDL = [
+  `create table if not exists meta (key varchar primary key, value varchar)`,
+  `create table if not exists imports (
+     id integer primary key,
+     path varchar not null,
+     format varchar not null,
+     run_id varchar not null,
+     version varchar,
+     status varchar not null,            -- committed (rows are only visible through recorded imports)
+     content_hash varchar,               -- sha256 of bytes [0, end_offset)
+     start_offset bigint not null default 0,
+     end_offset bigint,
+     end_line bigint,
+     rollouts bigint not null default 0,
+     steps bigint not null default 0,
+     bad_records bigint not null default 0,
+     started_at timestamp not null,
+     finished_at timestamp
+   )`,
+  `create table if not exists runs (
+     id varchar primary key,
+     version varchar,
+     framework varchar,
+     source varchar,
+     created_at timestamp
+   )`,
+  `create table if not exists rollout_rows (
+     id bigint not null,
+     import_id integer not null,
+     run_id varchar not null,
+     version varchar,
+     framework varchar not null,
+     step integer not null,
+     split varchar not null,
+     prompt_id varchar not null,
+     group_id varchar not null,
+     sample_index integer not null,
+     prompt varchar,
+     prompt_format varchar,
+     response varchar,
+     response_format varchar,
+     ground_truth varchar,
+     reward double,
+     reward_components json,
+     correct boolean,
+     extracted_answer varchar,
+     advantage double,
+     stop_reason varchar,
+     response_tokens integer,
+     num_turns integer,
+     errors json,
+     timing_ms double,
+     data_source varchar,
+     env_class varchar,
+     extra json,
+     raw_ref varchar not null
+   )`,
+  `create table if not exists step_rows (
+     rollout_id bigint not null,
+     import_id integer not null,
+     turn integer not null,
+     role varchar not null,
+     action_kind varchar not null,
+     command varchar,
+     exit_code integer,
+     observation_bytes integer,
+     format_error boolean not null,
+     timeout boolean not null,
+     truncated boolean not null,
+     tokens integer
+   )`,
+  `create table if not exists quarantine (
+     import_id integer not null,
+     path varchar not null,
+     line bigint,
+     reason varchar not null,
+     raw varchar
+   )`,
+  `create or replace view rollouts as select r.* exclude (import_id) from rollout_rows r where r.import_id in (select id from imports)`,
+  `create or replace view steps as select s.* exclude (import_id) from step_rows s where s.import_id in (select id from imports)`,
+];
+
+/** Columns of rollout_rows in table order: the appender writes them in this order. */
+export const ROLLOUT_COLUMNS = [
+  'id', 'import_id', 'run_id', 'version', 'framework', 'step', 'split', 'prompt_id', 'group_id', 'sample_index',
+  'prompt', 'prompt_format', 'response', 'response_format', 'ground_truth', 'reward', 'reward_components', 'correct',
+  'extracted_answer', 'advantage', 'stop_reason', 'response_tokens', 'num_turns', 'errors', 'timing_ms', 'data_source',
+  'env_class', 'extra', 'raw_ref',
+] as const;

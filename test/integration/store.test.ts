@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, closeSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { before, describe, it } from 'node:test';
+import { RolloutStore } from '../../src/core/store/store';
+import { ImportError } from '../../src/core/store/rows';
+import { fixtures, GSM8K_MAPPING, gsm8kFile, requireSharedData, sweDir } from '../helpers/data';
+import { repoRoot, tempDir } from '../helpers/tmp';
+
+const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
+
+async function withStore<T>(file: string, fn: (s: RolloutStore) => Promise<T>): Promise<T> {
+  const s = await RolloutStore.open(file);
+  try {
+    return await fn(s);
+  } finally {
+    s.close();
+  }
+}
+
+function verlLine(i: number, step = 1, size = 0): string {
+  return JSON.stringify({ input: `prompt ${i >> 2} ${'p'.repeat(size)}`, output: `answer ${i} ${'r'.repeat(size)}`, gts: '4', score: i % 2, step, acc: i % 2 === 1 });
+}
+
+describe('rollout store (real DuckDB, real files)', () => {
+  before(requireSharedData);
+
+  it('imports the 303 real SWE trajectories: 224 resolved, one step per message', async () => {
+    const dir = tempDir();
+    await withStore(path.join(dir, 'store.duckdb'), async (s) => {
+      const summary = await s.import([path.join(sweDir, 'trajs')], { run: 'swe' });
+      assert.equal(summary.rollouts, 303);
+      assert.equal(summary.ignored.length, 0);
+      const [c] = await s.all<{ n: number; resolved: number }>(`select count(*) n, sum(correct::int) resolved from rollouts`);
+      assert.deepEqual(c, { n: 303, resolved: 224 });
+      const labels = JSON.parse(readFileSync(path.join(sweDir, 'labels.json'), 'utf8')) as { instances: { instance_id: string; resolved: boolean }[] };
+      const byId = new Map((await s.all<{ prompt_id: string; correct: boolean }>(`select prompt_id, correct from rollouts`)).map((r) => [r.prompt_id, r.correct]));
+      for (const l of labels.instances) assert.equal(byId.get(l.instance_id), l.resolved, l.instance_id);
+      const steps = new Map((await s.all<{ prompt_id: string; n: number }>(`select r.prompt_id, count(*) n from steps st join rollouts r on r.id = st.rollout_id group by 1`)).map((r) => [r.prompt_id, r.n]));
+      for (const f of readdirSync(path.join(sweDir, 'trajs'))) {
+        const doc = JSON.parse(readFileSync(path.join(sweDir, 'trajs', f), 'utf8')) as { instance_id: string; messages: unknown[] };
+        assert.equal(steps.get(doc.instance_id), doc.messages.length, f);
+      }
+    });
+  });
+
+  it('imports GSM8K through a declared mapping: 983 groups of 4 with the given labels', async () => {
+    const dir = tempDir();
+    await withStore(path.join(dir, 'store.duckdb'), async (s) => {
+      await s.import([gsm8kFile], { run: 'gsm8k', format: 'jsonl', mapping: GSM8K_MAPPING });
+      const sizes = await s.all<{ size: number; groups: number }>(`select size, count(*) as groups from (select group_id, count(*) size from rollouts group by 1) group by 1`);
+      assert.deepEqual(sizes, [{ size: 4, groups: 983 }]);
+      const lines = readFileSync(gsm8kFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, { is_correct: boolean }>);
+      const stored = await s.all<{ raw_ref: string; sample: string; correct: boolean; sample_index: number }>(`select raw_ref, extra->>'sample' as sample, correct, sample_index from rollouts order by id`);
+      assert.equal(stored.length, 3932);
+      for (const r of stored) {
+        const line = Number(r.raw_ref.slice(r.raw_ref.lastIndexOf(':') + 1));
+        assert.equal(r.correct, lines[line - 1]![r.sample]!.is_correct, `${r.raw_ref} ${r.sample}`);
+        assert.equal(r.sample_index, GSM8K_MAPPING.samples.indexOf(r.sample));
+      }
+    });
+  });
+
+  it('derives verl groups from (step, prompt): two groups of three, and a val split', async () => {
+    const dir = tempDir();
+    await withStore(path.join(dir, 'store.duckdb'), async (s) => {
+      await s.import([path.join(fixtures, 'verl')], { run: 'verl-run' });
+      const groups = await s.all<{ split: string; group_id: string; n: number; idx: number[] }>(`select split, group_id, count(*) n, list(sample_index order by id) idx from rollouts group by all order by split, min(id)`);
+      assert.deepEqual(groups.map((g) => [g.split, g.n, g.idx]), [['train', 3, [0, 1, 2]], ['train', 3, [0, 1, 2]], ['val', 1, [0]]]);
+      assert.match(groups[0]!.group_id, /^train:12:[0-9a-f]{16}$/);
+      const one = await s.getRollout(3);
+      assert.equal(one!.rollout.response, '<script>alert(1)</script> I think 7', 'untrusted text is stored verbatim');
+      assert.deepEqual(one!.rollout.reward_components, { format_reward: 0 });
+    });
+  });
+
+  it('fails a malformed line with file:line and leaves the store as it was; skip and quarantine set it aside', async () => {
+    const dir = tempDir();
+    const good = path.join(dir, 'rollout_data', '1.jsonl');
+    const badFile = path.join(dir, 'rollout_data', '2.jsonl');
+    spawnSync('mkdir', ['-p', path.dirname(good)]);
+    writeFileSync(good, [0, 1, 2, 3].map((i) => verlLine(i)).join('\n') + '\n');
+    writeFileSync(badFile, `${verlLine(0, 2)}\n${verlLine(1, 2)}\n{"input": "q", "output": \n${verlLine(3, 2)}\n`);
+    const store = path.join(dir, 'store.duckdb');
+    await withStore(store, async (s) => {
+      await assert.rejects(s.import([path.join(dir, 'rollout_data')], { run: 'r' }), (e: unknown) => e instanceof ImportError && e.message.startsWith(`${badFile}:3: not valid JSON`));
+      assert.equal((await s.counts()).rollouts, 0, 'the good file before it did not land either');
+      assert.equal((await s.one<{ n: number }>(`select count(*) n from rollout_rows`))!.n, 0);
+      const skipped = await s.import([path.join(dir, 'rollout_data')], { run: 'r', onError: 'skip' });
+      assert.equal(skipped.rollouts, 7);
+      assert.equal(skipped.badRecords, 1);
+      const q = await s.import([badFile], { run: 'q', onError: 'quarantine' });
+      assert.equal(q.badRecords, 1);
+      assert.deepEqual(await s.all(`select line, reason, raw from quarantine`), [{ line: 3, reason: 'not valid JSON (Unexpected end of JSON input)', raw: '{"input": "q", "output": ' }]);
+    });
+  });
+
+  it('re-importing the same file adds nothing', async () => {
+    const dir = tempDir();
+    await withStore(path.join(dir, 'store.duckdb'), async (s) => {
+      const first = await s.import([path.join(fixtures, 'verl')], { run: 'r' });
+      const again = await s.import([path.join(fixtures, 'verl')], { run: 'r' });
+      assert.equal(first.rollouts, 7);
+      assert.equal(again.rollouts, 0);
+      assert.deepEqual(again.files.map((f) => f.status), ['unchanged', 'unchanged']);
+      assert.equal((await s.counts()).rollouts, 7);
+    });
+  });
+
+  it('follows a growing file from the last complete line', async () => {
+    const dir = tempDir();
+    const f = path.join(dir, 'rollout_data', '1.jsonl');
+    spawnSync('mkdir', ['-p', path.dirname(f)]);
+    const lines = [0, 1, 2, 3, 4, 5].map((i) => verlLine(i));
+    writeFileSync(f, `${lines[0]}\n${lines[1]}\n${lines[2]!.slice(0, 20)}`);
+    await withStore(path.join(dir, 'store.duckdb'), async (s) => {
+      const a = await s.import([f], { run: 'live' });
+      assert.equal(a.rollouts, 2);
+      const unchanged = await s.import([f], { run: 'live' });
+      assert.equal(unchanged.rollouts, 0, 'the half-written line is "not yet", not an error');
+      appendFileSync(f, `${lines[2]!.slice(20)}\n${lines[3]}\n${lines[4]}\n${lines[5]}\n`);
+      const b = await s.import([f], { run: 'live' });
+      assert.equal(b.rollouts, 4);
+      assert.equal(b.files[0]!.resumed, true);
+      const rows = await s.all<{ raw_ref: string; sample_index: number }>(`select raw_ref, sample_index from rollouts order by id`);
+      assert.deepEqual(rows.map((r) => r.raw_ref.split(':').pop()), ['1', '2', '3', '4', '5', '6']);
+      assert.deepEqual(rows.map((r) => r.sample_index), [0, 1, 2, 3, 0, 1], 'sample indices continue across the two imports');
+    });
+  });
+
+  it('a killed import leaves the store as it was, and the next import succeeds', async () => {
+    const dir = tempDir();
+    const dump = path.join(dir, 'rollout_data');
+    spawnSync('mkdir', ['-p', dump]);
+    const fd = openSync(path.join(dump, '1.jsonl'), 'w');
+    for (let i = 0; i < 120_000; i += 1000) writeSync(fd, Array.from({ length: 1000 }, (_, j) => verlLine(i + j, 1, 1500)).join('\n') + '\n');
+    closeSync(fd);
+    const store = path.join(dir, 'store.duckdb');
+    await withStore(store, (s) => s.import([path.join(fixtures, 'verl')], { run: 'before' }));
+    const child = spawn(process.execPath, [bin, 'import', dump, '--run', 'big', '--store', store], { stdio: 'ignore' });
+    await new Promise((r) => setTimeout(r, 2500));
+    assert.equal(child.exitCode, null, 'the import was still running when killed');
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    await withStore(store, async (s) => {
+      assert.deepEqual(await s.counts(), { runs: 1, rollouts: 7, steps: 0, groups: 3, imports: 2, quarantined: 0 });
+      assert.equal((await s.one<{ n: number }>(`select count(*) n from rollout_rows`))!.n, 7, 'partial rows were swept');
+    });
+    const again = spawnSync(process.execPath, [bin, 'import', dump, '--run', 'big', '--store', store, '--json'], { encoding: 'utf8' });
+    assert.equal(again.status, 0, again.stderr);
+    assert.equal((JSON.parse(again.stdout) as { rollouts: number }).rollouts, 120_000);
+  });
+
+  it('Ctrl-C stops an import cleanly with exit 130', async () => {
+    const dir = tempDir();
+    const dump = path.join(dir, 'rollout_data');
+    spawnSync('mkdir', ['-p', dump]);
+    writeFileSync(path.join(dump, '1.jsonl'), Array.from({ length: 60_000 }, (_, i) => verlLine(i, 1, 1500)).join('\n') + '\n');
+    const store = path.join(dir, 'store.duckdb');
+    const child = spawn(process.execPath, [bin, 'import', dump, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(child.exitCode, null, 'still importing');
+    child.kill('SIGINT');
+    const code = await new Promise((r) => child.once('exit', r));
+    assert.equal(code, 130, stderr);
+    assert.match(stderr, /the store is as it was/);
+    await withStore(store, async (s) => assert.equal((await s.counts()).rollouts, 0));
+  });
+});
