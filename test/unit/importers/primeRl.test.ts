@@ -136,7 +136,7 @@ describe('prime-rl importer', () => {
     const reasons = items.filter(isBad).map((i) => i.error.reason);
     assert.equal(reasons[0], 'reward: expected a number or null, got a string');
     assert.match(reasons[1]!, /^not valid JSON: /);
-    assert.equal(reasons[2], 'completion[0]: expected a chat message {role, content}, got a object');
+    assert.equal(reasons[2], 'completion[0]: expected a chat message {role, content}, got an object');
     assert.equal(reasons[3], 'metrics.correct_answer: expected a number, got a string');
     const bad = items[1];
     assert.ok(bad && isBad(bad) && bad.error instanceof ImportError);

@@ -3,6 +3,8 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { genericJsonlImporter } from './genericJsonl';
 import { miniSweAgentImporter } from './miniSweAgent';
+import { rllmImporter } from './rllm';
+import { sweAgentImporter } from './sweAgent';
 import type { FormatName, Importer } from './types';
 import { verlImporter } from './verl';
 
@@ -10,7 +12,7 @@ export type { FieldMapping, FormatName, Importer } from './types';
 export { FORMATS } from './types';
 
 /** Every importer, most specific layout first (auto-detection takes the first match). */
-export const IMPORTERS: Importer[] = [miniSweAgentImporter, verlImporter, genericJsonlImporter];
+export const IMPORTERS: Importer[] = [miniSweAgentImporter, sweAgentImporter, rllmImporter, verlImporter, genericJsonlImporter];
 
 export function importerFor(format: FormatName): Importer {
   const imp = IMPORTERS.find((i) => i.format === format);

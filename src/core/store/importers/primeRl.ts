@@ -361,7 +361,7 @@ function kind(value: unknown): string {
   if (value === undefined) return 'nothing (missing)';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
-  return `a ${typeof value}`;
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 function clip(s: string): string {

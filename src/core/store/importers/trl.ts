@@ -179,7 +179,7 @@ function kind(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'number' && Number.isNaN(value)) return 'NaN';
-  return `a ${typeof value}`;
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /** Extra values are stored as JSON: a bigint becomes a number, or a string beyond 2^53. */

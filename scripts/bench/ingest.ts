@@ -1,0 +1,211 @@
+// Ingest benchmark (`npm run bench:ingest [-- --rollouts N]`): every figure is a ratio
+// against a baseline measured in the same run, on the same files.
+//   1. N verl rollouts (≈2 KB prompts, ≈4 KB responses, groups of 8, 200 steps):
+//      `evotrainer import` vs DuckDB's own read_json of the same files into a table.
+//      Target: throughput ≥ 0.5× the baseline; peak RSS < 1.5 GB.
+//   2. The 303 real SWE trajectories, steps included, vs a plain JSON.parse of the files.
+//      Target: ≤ 3× the parse time.
+//   3. From the N-rollout store: one rollout with its steps (p95 < 20 ms) and a filtered,
+//      sorted page of 100 rows (p95 < 50 ms).
+// Each phase runs in its own process so peak RSS is its own.
+import { spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { loadDuckDB } from '../../src/core/store/duckdb';
+import { RolloutStore } from '../../src/core/store/store';
+
+const root = path.resolve(__dirname, '..', '..');
+const args = process.argv.slice(2);
+const arg = (name: string, def: string) => {
+  const i = args.indexOf(`--${name}`);
+  return i === -1 ? def : args[i + 1]!;
+};
+const N = Number(arg('rollouts', '1000000'));
+const STEPS = Math.min(200, Math.max(1, Math.floor(N / 64)));
+const GROUP = 8;
+const PROMPT_BYTES = 2048;
+const RESPONSE_BYTES = 4096;
+const work = path.resolve(arg('dir', path.join(root, '.cache', 'bench')));
+const dumpDir = path.join(work, `verl-${N}`, 'rollout_data');
+const sweTrajs = path.resolve(root, '..', 'shared', 'data', 'swe-mini-swe-agent', 'trajs');
+
+function words(n: number, seed: number): string {
+  // Varied text so neither side benefits from trivially compressible input.
+  const vocab = ['the', 'answer', 'is', 'therefore', 'we', 'compute', 'sum', 'of', 'x', 'y', 'step', 'check', 'boxed', 'so', 'then', 'value', '<b>', '"q"', '\\n', 'é'];
+  let s = '';
+  let k = seed;
+  while (s.length < n) {
+    k = (k * 1103515245 + 12345) & 0x7fffffff;
+    s += vocab[k % vocab.length] + (k % 7 === 0 ? '\n' : ' ');
+  }
+  return s.slice(0, n);
+}
+
+function generate(): void {
+  const stamp = path.join(dumpDir, '.complete');
+  if (existsSync(stamp)) return;
+  rmSync(dumpDir, { recursive: true, force: true });
+  mkdirSync(dumpDir, { recursive: true });
+  const perStep = Math.ceil(N / STEPS);
+  let written = 0;
+  for (let step = 1; step <= STEPS && written < N; step++) {
+    const fd = openSync(path.join(dumpDir, `${step}.jsonl`), 'w');
+    let buf: string[] = [];
+    for (let i = 0; i < perStep && written < N; i++, written++) {
+      const g = Math.floor(i / GROUP);
+      const correct = (written * 2654435761) % 3 === 0;
+      buf.push(JSON.stringify({
+        input: `<|im_start|>user\nProblem ${step}-${g}: ${words(PROMPT_BYTES, step * 7919 + g)}<|im_end|>\n<|im_start|>assistant\n`,
+        output: words(RESPONSE_BYTES, written),
+        gts: String(g),
+        score: correct ? 1.0 : 0.0,
+        step,
+        acc: correct,
+        pred: correct ? String(g) : String(g + 1),
+        format_reward: 1.0,
+      }));
+      if (buf.length === 500) {
+        writeSync(fd, buf.join('\n') + '\n');
+        buf = [];
+      }
+    }
+    if (buf.length) writeSync(fd, buf.join('\n') + '\n');
+    closeSync(fd);
+  }
+  writeFileSync(stamp, String(N));
+}
+
+function dirBytes(dir: string): number {
+  return readdirSync(dir).filter((f) => f.endsWith('.jsonl')).reduce((a, f) => a + statSync(path.join(dir, f)).size, 0);
+}
+
+function pct(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+
+interface PhaseResult {
+  ms: number;
+  maxRssMb: number;
+  [k: string]: unknown;
+}
+
+function runPhase(phase: string): PhaseResult {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', __filename, ...args, '--phase', phase], { encoding: 'utf8', cwd: root, maxBuffer: 16 << 20 });
+  if (r.status !== 0) throw new Error(`phase ${phase} failed:\n${r.stdout}\n${r.stderr}`);
+  const line = r.stdout.trim().split('\n').pop()!;
+  return JSON.parse(line) as PhaseResult;
+}
+
+async function phase(name: string): Promise<Record<string, unknown>> {
+  const t0 = performance.now();
+  const db = path.join(work, `${name}-${N}.duckdb`);
+  if (name === 'baseline' || name === 'import') for (const f of [db, `${db}.wal`]) rmSync(f, { force: true });
+  if (name === 'baseline') {
+    const { DuckDBInstance } = loadDuckDB();
+    const inst = await DuckDBInstance.create(db, { memory_limit: '1GB', threads: '2' });
+    const conn = await inst.connect();
+    await conn.run(`create table rollouts as select * from read_json('${dumpDir.replace(/'/g, "''")}/*.jsonl', format = 'newline_delimited')`);
+    const n = Number((await conn.runAndReadAll('select count(*) from rollouts')).getRows()[0]![0]);
+    conn.closeSync();
+    inst.closeSync();
+    return { ms: performance.now() - t0, rows: n };
+  }
+  if (name === 'import') {
+    const store = await RolloutStore.open(db);
+    const s = await store.import([dumpDir], { run: 'bench' });
+    store.close();
+    return { ms: performance.now() - t0, rows: s.rollouts };
+  }
+  if (name === 'queries') {
+    const store = await RolloutStore.open(path.join(work, `import-${N}.duckdb`));
+    const max = (await store.one<{ n: number }>('select max(id) n from rollouts'))!.n;
+    let seed = 42;
+    const rnd = (m: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % m;
+    };
+    await store.getRollout(1); // warm-up
+    const one: number[] = [];
+    for (let i = 0; i < 200; i++) {
+      const t = performance.now();
+      const r = await store.getRollout(1 + rnd(max));
+      one.push(performance.now() - t);
+      if (!r) throw new Error('missing rollout');
+    }
+    const page: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const t = performance.now();
+      const pages = Math.max(1, Math.floor((N / STEPS) * 0.6 / 100));
+      const rows = await store.listRollouts({ step: 1 + rnd(STEPS), correct: false, sort: '-reward', limit: 100, offset: rnd(pages) * 100 });
+      page.push(performance.now() - t);
+      if (!rows.length) throw new Error('empty page');
+    }
+    store.close();
+    return { ms: performance.now() - t0, oneP95: pct(one, 95), oneP50: pct(one, 50), pageP95: pct(page, 95), pageP50: pct(page, 50) };
+  }
+  if (name === 'swe-parse' || name === 'swe-import') {
+    const files = readdirSync(sweTrajs).map((f) => path.join(sweTrajs, f));
+    const times: number[] = [];
+    for (let rep = 0; rep < 3; rep++) {
+      const t = performance.now();
+      if (name === 'swe-parse') {
+        for (const f of files) JSON.parse(readFileSync(f, 'utf8'));
+      } else {
+        const store = await RolloutStore.open(':memory:');
+        const s = await store.import([sweTrajs], { run: 'swe' });
+        store.close();
+        if (s.rollouts !== 303) throw new Error(`imported ${s.rollouts} of 303`);
+      }
+      times.push(performance.now() - t);
+    }
+    return { ms: Math.min(...times) };
+  }
+  throw new Error(`unknown phase ${name}`);
+}
+
+async function main() {
+  const p = args.indexOf('--phase');
+  if (p !== -1) {
+    const result = await phase(args[p + 1]!);
+    process.stdout.write(`${JSON.stringify({ ...result, maxRssMb: process.resourceUsage().maxRSS / 1024 })}\n`);
+    return;
+  }
+  mkdirSync(work, { recursive: true });
+  const tg = performance.now();
+  generate();
+  const bytes = dirBytes(dumpDir);
+  console.log(`verl dump: ${N.toLocaleString('en')} rollouts, ${STEPS} steps, groups of ${GROUP}, ${(bytes / 1e9).toFixed(2)} GB (ready in ${((performance.now() - tg) / 1000).toFixed(1)} s)`);
+  const base = runPhase('baseline');
+  const ours = runPhase('import');
+  const q = runPhase('queries');
+  const sweParse = existsSync(sweTrajs) ? runPhase('swe-parse') : null;
+  const sweImport = sweParse ? runPhase('swe-import') : null;
+  const ingestRatio = base.ms / ours.ms;
+  const rows = [
+    ['verl ingest: DuckDB read_json (baseline)', `${(base.ms / 1000).toFixed(1)} s`, `${((bytes / 1e6) / (base.ms / 1000)).toFixed(0)} MB/s`, ''],
+    ['verl ingest: evotrainer import', `${(ours.ms / 1000).toFixed(1)} s`, `${((bytes / 1e6) / (ours.ms / 1000)).toFixed(0)} MB/s`, `throughput ${ingestRatio.toFixed(2)}× baseline (target ≥ 0.50)`],
+    ['import peak RSS', `${ours.maxRssMb.toFixed(0)} MB`, '', `target < 1536 MB`],
+    ['one rollout + steps', `p95 ${q.oneP95!.toString().slice(0, 5)} ms`, `p50 ${String(q.oneP50).slice(0, 5)} ms`, 'target p95 < 20 ms'],
+    ['filtered sorted page of 100', `p95 ${String(q.pageP95).slice(0, 5)} ms`, `p50 ${String(q.pageP50).slice(0, 5)} ms`, 'target p95 < 50 ms'],
+  ];
+  if (sweParse && sweImport) rows.push(['303 SWE trajectories with steps', `${sweImport.ms.toFixed(0)} ms`, `JSON.parse ${sweParse.ms.toFixed(0)} ms`, `${(sweImport.ms / sweParse.ms).toFixed(2)}× the parse (target ≤ 3.00)`]);
+  for (const r of rows) console.log(`${r[0]!.padEnd(42)} ${r[1]!.padEnd(14)} ${r[2]!.padEnd(16)} ${r[3]}`);
+  const result = {
+    rollouts: N,
+    bytes,
+    ingestRatio,
+    importPeakRssMb: ours.maxRssMb,
+    oneP95Ms: q.oneP95,
+    pageP95Ms: q.pageP95,
+    sweRatio: sweParse && sweImport ? sweImport.ms / sweParse.ms : null,
+  };
+  const targets = { ingestRatio: ingestRatio >= 0.5, rss: ours.maxRssMb < 1536, one: (q.oneP95 as number) < 20, page: (q.pageP95 as number) < 50, swe: result.sweRatio === null || result.sweRatio <= 3 };
+  console.log(`targets: ${Object.entries(targets).map(([k, v]) => `${k} ${v ? 'met' : 'MISSED'}`).join(', ')}`);
+  if (args.includes('--json')) console.log(JSON.stringify({ ...result, targets }));
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
