@@ -105,6 +105,15 @@ describe('rollout store (real DuckDB, real files)', () => {
       assert.equal(again.rollouts, 0);
       assert.deepEqual(again.files.map((f) => f.status), ['unchanged', 'unchanged']);
       assert.equal((await s.counts()).rollouts, 7);
+      // The same bytes under another name (a copied dump) are recognized by content.
+      const copy = path.join(dir, 'copy', 'rollout_data');
+      spawnSync('mkdir', ['-p', copy]);
+      writeFileSync(path.join(copy, '12.jsonl'), readFileSync(path.join(fixtures, 'verl', 'rollout_data', '12.jsonl')));
+      const copied = await s.import([copy], { run: 'r' });
+      assert.deepEqual(copied.files.map((f) => f.status), ['unchanged']);
+      assert.equal((await s.one<{ n: number }>(`select count(*) n from rollout_rows`))!.n, 7, 'nothing left behind');
+      // A different run may hold the same file.
+      assert.equal((await s.import([copy], { run: 'other' })).rollouts, 6);
     });
   });
 

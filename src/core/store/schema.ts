@@ -21,11 +21,13 @@ export const DDL = [
      start_offset bigint not null default 0,
      end_offset bigint,
      end_line bigint,
+     file_size bigint,
+     file_mtime_ms double,
      rollouts bigint not null default 0,
      steps bigint not null default 0,
      bad_records bigint not null default 0,
-     started_at timestamp not null,
-     finished_at timestamp
+     started_at timestamp not null default current_timestamp,
+     finished_at timestamp default current_timestamp
    )`,
   `create table if not exists runs (
      id varchar primary key,
@@ -51,18 +53,18 @@ export const DDL = [
      response_format varchar,
      ground_truth varchar,
      reward double,
-     reward_components json,
+     reward_components varchar, -- JSON text
      correct boolean,
      extracted_answer varchar,
      advantage double,
      stop_reason varchar,
      response_tokens integer,
      num_turns integer,
-     errors json,
+     errors varchar,            -- JSON text
      timing_ms double,
      data_source varchar,
      env_class varchar,
-     extra json,
+     extra varchar,             -- JSON text
      raw_ref varchar not null
    )`,
   `create table if not exists step_rows (

@@ -1,6 +1,5 @@
 import { createHash, type Hash } from 'node:crypto';
-import { createReadStream, mkdirSync, readFileSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { createReadStream, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import type { Split } from '../model';
@@ -134,7 +133,7 @@ export class RolloutStore {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
+      instance = await DuckDBInstance.create(file, { memory_limit: '512MB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
     } catch (err) {
       const msg = (err as Error).message;
       if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}). Close it there, then retry.`);
@@ -189,8 +188,8 @@ export class RolloutStore {
       nextRolloutId: (await this.one<{ n: number }>(`select coalesce(max(id), 0) + 1 as n from rollout_rows`))!.n,
       hashes: new Set((await this.all<{ h: string }>(`select run_id || ':' || content_hash as h from imports`)).map((r) => r.h)),
       previous: new Map(
-        (await this.all<{ path: string; run_id: string; end_offset: number; end_line: number; content_hash: string }>(
-          `select path, run_id, end_offset, end_line, content_hash from imports where end_offset is not null qualify row_number() over (partition by path, run_id order by end_offset desc) = 1`,
+        (await this.all<PreviousImport & { path: string; run_id: string }>(
+          `select path, run_id, end_offset, end_line, content_hash, file_size, file_mtime_ms from imports qualify row_number() over (partition by path, run_id order by id desc) = 1`,
         )).map((r) => [`${r.run_id}\0${r.path}`, r]),
       ),
       records: [],
@@ -227,16 +226,31 @@ export class RolloutStore {
     if (!batch.records.length) return;
     await this.conn.run('begin');
     try {
-      for (let i = 0; i < batch.records.length; i += 500) {
-        const slice = batch.records.slice(i, i + 500);
-        const params: DuckDBValue[] = [];
-        for (const r of slice) params.push(r.id, r.path, r.format, r.run, opts.version ?? null, r.hash, r.startOffset, r.endOffset, r.endLine, r.rollouts, r.steps, r.badRecords);
-        await this.conn.run(
-          `insert into imports (id, path, format, run_id, version, status, content_hash, start_offset, end_offset, end_line, rollouts, steps, bad_records, started_at, finished_at)
-           values ${slice.map(() => `(?, ?, ?, ?, ?, 'committed', ?, ?, ?, ?, ?, ?, ?, now(), now())`).join(', ')}`,
-          params,
-        );
+      // An appender: hundreds of files' records in one go, inside the transaction.
+      const a = await this.conn.createAppender('imports');
+      for (const r of batch.records) {
+        a.appendInteger(r.id);
+        a.appendVarchar(r.path);
+        a.appendVarchar(r.format);
+        a.appendVarchar(r.run);
+        varchar(a, opts.version);
+        a.appendVarchar('committed');
+        a.appendVarchar(r.hash);
+        a.appendBigInt(BigInt(r.startOffset));
+        if (r.endOffset === null) a.appendNull();
+        else a.appendBigInt(BigInt(r.endOffset));
+        if (r.endLine === null) a.appendNull();
+        else a.appendBigInt(BigInt(r.endLine));
+        a.appendBigInt(BigInt(r.size));
+        a.appendDouble(r.mtimeMs);
+        a.appendBigInt(BigInt(r.rollouts));
+        a.appendBigInt(BigInt(r.steps));
+        a.appendBigInt(BigInt(r.badRecords));
+        a.appendDefault();
+        a.appendDefault();
+        a.endRow();
       }
+      a.closeSync();
       for (const [run, r] of batch.runs) {
         await this.conn.run(`insert into runs values (?, ?, ?, ?, now()) on conflict do nothing`, [run, opts.version ?? null, r.framework, r.source]);
       }
@@ -249,23 +263,43 @@ export class RolloutStore {
 
   private async importFile(file: string, importer: Importer, run: string, opts: ImportOptions, batch: Batch, writer: ChunkWriter): Promise<FileImportResult> {
     const base = { file, format: importer.format, run, resumed: false, rollouts: 0, steps: 0, badRecords: 0 };
-    const previous = importer.followable ? batch.previous.get(`${run}\0${file}`) : undefined;
+    const { size, mtimeMs } = statSync(file);
+    const previous = batch.previous.get(`${run}\0${file}`);
+    // The same file, untouched since it was imported: nothing to read.
+    if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs) return { ...base, status: 'unchanged' };
     let content: Buffer | undefined;
-    let hashes: { full: string; prefix: string | null; size: number };
-    if (importer.followable || path.extname(file) === '.parquet') {
-      hashes = await hashFile(file, previous?.end_offset);
-    } else {
-      // Whole documents: read once, hash the bytes, hand them to the importer.
-      content = readFileSync(file);
-      hashes = { full: createHash('sha256').update(content).digest('hex'), prefix: null, size: content.length };
-    }
-    if (batch.hashes.has(`${run}:${hashes.full}`)) return { ...base, status: 'unchanged' };
     let startOffset = 0;
     let startLine = 1;
-    if (previous && hashes.prefix === previous.content_hash) {
-      startOffset = previous.end_offset;
-      startLine = previous.end_line + 1;
+    // Hashes what is read, in the same pass: the content hash that de-duplicates imports.
+    let hash = createHash('sha256');
+    let hashed = 0;
+    if (!importer.followable) {
+      if (path.extname(file) === '.parquet') {
+        for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
+      } else {
+        // Whole documents: read once, hash the bytes, hand them to the importer.
+        content = readFileSync(file);
+        hash.update(content);
+      }
+      hashed = size;
+      const full = hash.copy().digest('hex');
+      if (batch.hashes.has(`${run}:${full}`)) return { ...base, status: 'unchanged' };
+    } else if (previous?.end_offset && size >= previous.end_offset) {
+      // A live file: continue after the last complete line if what was read then is unchanged.
+      const prefix = await hashPrefix(file, previous.end_offset);
+      if (prefix.copy().digest('hex') === previous.content_hash) {
+        startOffset = previous.end_offset;
+        startLine = (previous.end_line ?? 0) + 1;
+        hash = prefix;
+        hashed = startOffset;
+      }
     }
+    const onChunk = importer.followable
+      ? (bytes: Buffer) => {
+          hash.update(bytes);
+          hashed += bytes.length;
+        }
+      : undefined;
     const importId = batch.nextImportId;
     const groupCounts = new Map<string, number>();
     if (startOffset > 0) {
@@ -280,7 +314,9 @@ export class RolloutStore {
     let rollouts = 0;
     let steps = 0;
     let badRecords = 0;
-    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, tables: this.tables(), content })) {
+    let lastPrompt: string | null = null;
+    let lastPromptHash = '';
+    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, tables: this.tables(), content, onChunk })) {
       if (opts.signal?.aborted) throw new ImportError(file, item.at.line ?? null, 'the import was interrupted; nothing was recorded');
       if (item.at.endOffset !== undefined) endOffset = item.at.endOffset;
       if (item.at.line !== undefined) endLine = item.at.line;
@@ -293,7 +329,12 @@ export class RolloutStore {
       }
       const rec = item.record;
       const promptText = typeof rec.prompt === 'string' ? rec.prompt : JSON.stringify(rec.prompt);
-      const promptHash = sha1(promptText).slice(0, 16);
+      // Samples of one prompt arrive together: hash each prompt once.
+      if (promptText !== lastPrompt) {
+        lastPrompt = promptText;
+        lastPromptHash = sha1(promptText).slice(0, 16);
+      }
+      const promptHash = lastPromptHash;
       const groupId = rec.groupId ?? `${rec.split}:${rec.step}:${promptHash}`;
       const sampleIndex = groupCounts.get(groupId) ?? 0;
       groupCounts.set(groupId, sampleIndex + 1);
@@ -315,7 +356,14 @@ export class RolloutStore {
       if (rollouts % 10_000 === 0) opts.onProgress?.({ file, rollouts });
     }
     if (rollouts === 0 && badRecords === 0) return { ...base, status: 'unchanged', resumed: startOffset > 0 };
-    const consumed = !importer.followable || endOffset === hashes.size ? hashes.full : await hashPrefix(file, endOffset);
+    // The hash covers what was read; a half-written last line was read but not consumed.
+    const consumed = !importer.followable || endOffset === hashed ? hash.digest('hex') : (await hashPrefix(file, endOffset)).digest('hex');
+    if (batch.hashes.has(`${run}:${consumed}`)) {
+      // A copy of something already imported under another name: drop what was appended.
+      await writer.discard(importId);
+      batch.nextRolloutId -= rollouts;
+      return { ...base, status: 'unchanged' };
+    }
     batch.nextImportId++;
     batch.hashes.add(`${run}:${consumed}`);
     batch.records.push({
@@ -327,6 +375,8 @@ export class RolloutStore {
       startOffset,
       endOffset: importer.followable ? endOffset : null,
       endLine: importer.followable ? endLine : null,
+      size,
+      mtimeMs,
       rollouts,
       steps,
       badRecords,
@@ -388,13 +438,21 @@ export class RolloutStore {
   }
 }
 
+interface PreviousImport {
+  end_offset: number | null;
+  end_line: number | null;
+  content_hash: string;
+  file_size: number | null;
+  file_mtime_ms: number | null;
+}
+
 interface Batch {
   nextImportId: number;
   nextRolloutId: number;
   /** `run:content_hash` of everything imported: the same bytes never land twice in a run. */
   hashes: Set<string>;
-  /** Where each followed file stopped (run \0 path). */
-  previous: Map<string, { end_offset: number; end_line: number; content_hash: string }>;
+  /** The last import of each file (run \0 path): where a live file stopped, and its size and mtime then. */
+  previous: Map<string, PreviousImport>;
   records: {
     id: number;
     path: string;
@@ -404,6 +462,8 @@ interface Batch {
     startOffset: number;
     endOffset: number | null;
     endLine: number | null;
+    size: number;
+    mtimeMs: number;
     rollouts: number;
     steps: number;
     badRecords: number;
@@ -522,6 +582,12 @@ class ChunkWriter {
     this.rollouts = this.steps = this.quarantined = undefined;
   }
 
+  /** Drops what one file appended (it turned out to duplicate an earlier import). */
+  async discard(importId: number): Promise<void> {
+    await this.flush();
+    for (const t of ['step_rows', 'rollout_rows', 'quarantine']) await this.conn.run(`delete from ${t} where import_id = ?`, [importId]);
+  }
+
   async abort(): Promise<void> {
     try {
       await this.close();
@@ -558,30 +624,11 @@ function defaultRunName(root: string): string {
   return base || 'default';
 }
 
-/** sha256 of the whole file, and of its first `prefixLength` bytes when asked (one pass). */
-async function hashFile(file: string, prefixLength?: number): Promise<{ full: string; prefix: string | null; size: number }> {
-  const { size } = await stat(file);
-  const full = createHash('sha256');
-  let prefix: string | null = null;
-  let seen = 0;
-  if (prefixLength === 0) prefix = createHash('sha256').digest('hex');
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    if (prefixLength !== undefined && prefix === null && seen + chunk.length >= prefixLength) {
-      const head = chunk.subarray(0, prefixLength - seen);
-      const copy: Hash = full.copy();
-      copy.update(head);
-      prefix = copy.digest('hex');
-    }
-    full.update(chunk);
-    seen += chunk.length;
-  }
-  return { full: full.digest('hex'), prefix, size };
-}
-
-async function hashPrefix(file: string, length: number): Promise<string> {
+/** sha256 state after the first `length` bytes (not yet digested, so it can go on). */
+async function hashPrefix(file: string, length: number): Promise<Hash> {
   const h = createHash('sha256');
   if (length > 0) for await (const chunk of createReadStream(file, { start: 0, end: length - 1 }) as AsyncIterable<Buffer>) h.update(chunk);
-  return h.digest('hex');
+  return h;
 }
 
 /** DuckDB hands back BIGINT as bigint; the store's numbers all fit in a double. */

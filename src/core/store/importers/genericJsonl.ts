@@ -16,7 +16,7 @@ export const genericJsonlImporter: Importer = {
   async *read(file, opts) {
     const mapping = opts.mapping;
     if (!mapping?.prompt) throw new Error(`importing ${file} as generic JSONL needs a field mapping with at least "prompt" (e.g. --map prompt=question,response=answer)`);
-    for await (const l of readJsonLines(file, opts.startOffset, opts.startLine)) {
+    for await (const l of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
       const at = { file, line: l.line, endOffset: l.endOffset };
       if (l.error !== undefined) {
         yield bad(file, l.line, `not valid JSON (${l.error})`, l.raw, at);

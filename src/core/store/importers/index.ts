@@ -74,7 +74,9 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
     if (st.isDirectory()) await walk(root, candidates);
     else candidates.push(root);
     for (const file of candidates) {
-      const text = forced && path.extname(file) === '.parquet' ? '' : head(file);
+      // JSONL lines can be long (verl's score comes after the full response); documents say what they are early.
+      const ext = path.extname(file);
+      const text = ext === '.parquet' ? '' : head(file, ext === '.jsonl' ? 64 * 1024 : 8 * 1024);
       const importer = forced && (forced.matches(file, text) || forced.format === 'jsonl' || !st.isDirectory()) ? forced : forced ? undefined : IMPORTERS.find((i) => i.matches(file, text));
       if (importer) files.push({ file, importer, root });
       else if (!st.isDirectory()) {

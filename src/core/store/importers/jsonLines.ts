@@ -16,16 +16,18 @@ const NL = 0x0a;
 
 /**
  * Streams a JSONL file line by line from `startOffset`, memory bounded by the longest
- * line (10 MB lines are fine). Blank lines are skipped. A last line with no newline is
+ * line (10 MB lines are fine). Blank lines are skipped. `onChunk` sees every byte read
+ * (the store hashes them in the same pass). A last line with no newline is
  * taken only when it parses: a run still writing it is "not yet", not an error.
  */
-export async function* readJsonLines(file: string, startOffset = 0, startLine = 1): AsyncGenerator<JsonLine> {
+export async function* readJsonLines(file: string, startOffset = 0, startLine = 1, onChunk?: (bytes: Buffer) => void): AsyncGenerator<JsonLine> {
   let pending: Buffer[] = [];
   let pendingBytes = 0;
   let offset = startOffset;
   let line = startLine;
   const stream = createReadStream(file, { start: startOffset, highWaterMark: 1 << 20 });
   for await (const chunk of stream as AsyncIterable<Buffer>) {
+    onChunk?.(chunk);
     let from = 0;
     for (;;) {
       const nl = chunk.indexOf(NL, from);

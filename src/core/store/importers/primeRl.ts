@@ -60,7 +60,7 @@ export const primeRlImporter: Importer = {
       fallbackSplit: opts.split ?? 'train',
     };
     try {
-      for await (const line of readJsonLines(file, opts.startOffset, opts.startLine)) {
+      for await (const line of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
         const at = { file, line: line.line, endOffset: line.endOffset };
         let value = line.value;
         if (line.error !== undefined) {

@@ -47,7 +47,7 @@ export const skyrlImporter: Importer = {
     // These are eval dumps: validation rollouts, unless the caller says otherwise.
     const split: Split = opts.split ?? 'val';
     try {
-      for await (const line of readJsonLines(file, opts.startOffset, opts.startLine)) {
+      for await (const line of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
         const at = { file, line: line.line, endOffset: line.endOffset };
         let value = line.value;
         if (line.error !== undefined) {

@@ -42,6 +42,8 @@ export interface ReadOptions {
    * hashes them for de-duplication, so the importer need not read the file again).
    */
   content?: Buffer;
+  /** Line-oriented importers pass this to readJsonLines: every byte read, in order. */
+  onChunk?: (bytes: Buffer) => void;
 }
 
 export interface Importer {

@@ -24,7 +24,7 @@ export const verlImporter: Importer = {
   async *read(file, opts) {
     const split = opts.split ?? (/(^|\/)[^/]*val[^/]*\//i.test(posix(file)) ? 'val' : 'train');
     const fileStep = stepFromPath(file, /(\d+)\.jsonl$/);
-    for await (const l of readJsonLines(file, opts.startOffset, opts.startLine)) {
+    for await (const l of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
       const at = { file, line: l.line, endOffset: l.endOffset };
       if (l.error !== undefined) {
         yield bad(file, l.line, `not valid JSON (${l.error})`, l.raw, at);
