@@ -184,6 +184,7 @@ async function main() {
   const q = runPhase('queries');
   const sweParse = existsSync(sweTrajs) ? runPhase('swe-parse') : null;
   const sweImport = sweParse ? runPhase('swe-import') : null;
+  if (base.rows !== ours.rows || ours.rows !== N) throw new Error(`row counts differ: baseline ${String(base.rows)}, import ${String(ours.rows)}, generated ${N}`);
   const ingestRatio = base.ms / ours.ms;
   const rows = [
     ['verl ingest: DuckDB read_json (baseline)', `${(base.ms / 1000).toFixed(1)} s`, `${((bytes / 1e6) / (base.ms / 1000)).toFixed(0)} MB/s`, ''],

@@ -1,6 +1,7 @@
 import { describeFlags, parseArgs, UsageError } from './args';
 import type { Command } from './command';
 import { doctor } from './commands/doctor';
+import { harnessCommands } from './commands/harness';
 import { importCommand } from './commands/import';
 import { rollouts } from './commands/rollouts';
 
@@ -10,6 +11,7 @@ const commands: Record<string, Command> = {
   doctor,
   import: importCommand,
   rollouts,
+  ...harnessCommands,
 };
 
 function usage(): string {

@@ -75,6 +75,25 @@ describe('rollout store (real DuckDB, real files)', () => {
     });
   });
 
+  it('the bulk path (DuckDB reads verl itself) stores what the streaming path stores', async () => {
+    const dir = tempDir();
+    const cols = `id, run_id, step, split, prompt_id, group_id, sample_index, prompt, response, ground_truth, reward, reward_components::json::varchar as rc,
+                  correct, extracted_answer, num_turns, data_source, extra, raw_ref`;
+    const viaBulk = await withStore(path.join(dir, 'a.duckdb'), async (s) => {
+      const r = await s.import([path.join(fixtures, 'verl')], { run: 'r' });
+      assert.deepEqual(r.files.map((f) => f.reader), ['duckdb', 'duckdb']);
+      return s.all(`select ${cols} from rollouts order by id`);
+    });
+    const viaStream = await withStore(path.join(dir, 'b.duckdb'), async (s) => {
+      const r = await s.import([path.join(fixtures, 'verl')], { run: 'r', bulk: false });
+      assert.deepEqual(r.files.map((f) => f.reader), ['stream', 'stream']);
+      return s.all(`select ${cols} from rollouts order by id`);
+    });
+    assert.equal(viaBulk.length, 7);
+    const numbersAsParsed = (rows: Record<string, unknown>[]) => rows.map((r) => ({ ...r, rc: r.rc === null ? null : JSON.parse(r.rc as string) }));
+    assert.deepEqual(numbersAsParsed(viaBulk), numbersAsParsed(viaStream));
+  });
+
   it('fails a malformed line with file:line and leaves the store as it was; skip and quarantine set it aside', async () => {
     const dir = tempDir();
     const good = path.join(dir, 'rollout_data', '1.jsonl');

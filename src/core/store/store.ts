@@ -4,10 +4,11 @@ import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import type { Split } from '../model';
 import { loadDuckDB } from './duckdb';
-import { discover } from './importers';
+import { discover, readHead } from './importers';
 import type { FieldMapping, FormatName, Importer, TableReader } from './importers/types';
 import { ImportError, isBad, type RolloutRecord } from './rows';
 import { DDL, SCHEMA_VERSION } from './schema';
+import { duckdbTableReader } from './tableReader';
 
 export type OnError = 'fail' | 'skip' | 'quarantine';
 
@@ -22,6 +23,8 @@ export interface ImportOptions {
   /** Checked between records: an aborted import leaves the store as it was. */
   signal?: AbortSignal;
   onProgress?: (p: { file: string; rollouts: number }) => void;
+  /** Let DuckDB read formats it can map column to column (default true; false forces streaming). */
+  bulk?: boolean;
 }
 
 export interface FileImportResult {
@@ -32,6 +35,8 @@ export interface FileImportResult {
   status: 'imported' | 'unchanged';
   /** The file continued an earlier import of the same file (a live run appending). */
   resumed: boolean;
+  /** Who parsed it: DuckDB's own reader (formats mapped column to column), or the importer's stream. */
+  reader: 'duckdb' | 'stream';
   rollouts: number;
   steps: number;
   badRecords: number;
@@ -133,7 +138,7 @@ export class RolloutStore {
     if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(file, { memory_limit: '512MB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
+      instance = await DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
     } catch (err) {
       const msg = (err as Error).message;
       if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}). Close it there, then retry.`);
@@ -170,14 +175,16 @@ export class RolloutStore {
   }
 
   private tables(): TableReader {
-    if (!this.tableReader) this.tableReader = parquetReader(this.instance);
+    this.tableReader ??= duckdbTableReader();
     return this.tableReader;
   }
 
   /**
    * Imports files and directories. The whole command lands or nothing does: rows are
-   * appended in bounded chunks under fresh import ids, and become visible only when the
-   * imports table records those ids, in one statement at the end.
+   * appended in bounded chunks inside one transaction (DuckDB writes full row groups
+   * straight to the file, so memory stays bounded), under fresh import ids that the views
+   * show only once the imports table records them, in the same transaction. A crash
+   * loses the uncommitted transaction; a failure rolls it back.
    */
   async import(paths: string[], opts: ImportOptions = {}): Promise<ImportSummary> {
     const { files, ignored } = await discover(paths, opts.format);
@@ -196,6 +203,7 @@ export class RolloutStore {
       runs: new Map(),
     };
     const writer = new ChunkWriter(this.conn);
+    await this.conn.run('begin');
     try {
       await writer.open();
       const seen = new Set<string>();
@@ -213,56 +221,50 @@ export class RolloutStore {
       }
       await writer.close();
       await this.record(batch, opts);
+      await this.conn.run('commit');
       return summary;
     } catch (err) {
       await writer.abort();
-      for (const t of ['step_rows', 'rollout_rows', 'quarantine']) await this.conn.run(`delete from ${t} where import_id > ?`, [base]);
-      throw err;
-    }
-  }
-
-  /** Makes a command's rows visible: one transaction writes its imports and runs. */
-  private async record(batch: Batch, opts: ImportOptions): Promise<void> {
-    if (!batch.records.length) return;
-    await this.conn.run('begin');
-    try {
-      // An appender: hundreds of files' records in one go, inside the transaction.
-      const a = await this.conn.createAppender('imports');
-      for (const r of batch.records) {
-        a.appendInteger(r.id);
-        a.appendVarchar(r.path);
-        a.appendVarchar(r.format);
-        a.appendVarchar(r.run);
-        varchar(a, opts.version);
-        a.appendVarchar('committed');
-        a.appendVarchar(r.hash);
-        a.appendBigInt(BigInt(r.startOffset));
-        if (r.endOffset === null) a.appendNull();
-        else a.appendBigInt(BigInt(r.endOffset));
-        if (r.endLine === null) a.appendNull();
-        else a.appendBigInt(BigInt(r.endLine));
-        a.appendBigInt(BigInt(r.size));
-        a.appendDouble(r.mtimeMs);
-        a.appendBigInt(BigInt(r.rollouts));
-        a.appendBigInt(BigInt(r.steps));
-        a.appendBigInt(BigInt(r.badRecords));
-        a.appendDefault();
-        a.appendDefault();
-        a.endRow();
-      }
-      a.closeSync();
-      for (const [run, r] of batch.runs) {
-        await this.conn.run(`insert into runs values (?, ?, ?, ?, now()) on conflict do nothing`, [run, opts.version ?? null, r.framework, r.source]);
-      }
-      await this.conn.run('commit');
-    } catch (err) {
       await this.conn.run('rollback');
       throw err;
     }
   }
 
+  /** Records the command's imports and runs (inside its transaction): this makes its rows visible. */
+  private async record(batch: Batch, opts: ImportOptions): Promise<void> {
+    if (!batch.records.length) return;
+    // An appender: hundreds of files' records in one go, inside the transaction.
+    const a = await this.conn.createAppender('imports');
+    for (const r of batch.records) {
+      a.appendInteger(r.id);
+      a.appendVarchar(r.path);
+      a.appendVarchar(r.format);
+      a.appendVarchar(r.run);
+      varchar(a, opts.version);
+      a.appendVarchar('committed');
+      a.appendVarchar(r.hash);
+      a.appendBigInt(BigInt(r.startOffset));
+      if (r.endOffset === null) a.appendNull();
+      else a.appendBigInt(BigInt(r.endOffset));
+      if (r.endLine === null) a.appendNull();
+      else a.appendBigInt(BigInt(r.endLine));
+      a.appendBigInt(BigInt(r.size));
+      a.appendDouble(r.mtimeMs);
+      a.appendBigInt(BigInt(r.rollouts));
+      a.appendBigInt(BigInt(r.steps));
+      a.appendBigInt(BigInt(r.badRecords));
+      a.appendDefault();
+      a.appendDefault();
+      a.endRow();
+    }
+    a.closeSync();
+    for (const [run, r] of batch.runs) {
+      await this.conn.run(`insert into runs values (?, ?, ?, ?, now()) on conflict do nothing`, [run, opts.version ?? null, r.framework, r.source]);
+    }
+  }
+
   private async importFile(file: string, importer: Importer, run: string, opts: ImportOptions, batch: Batch, writer: ChunkWriter): Promise<FileImportResult> {
-    const base = { file, format: importer.format, run, resumed: false, rollouts: 0, steps: 0, badRecords: 0 };
+    const base = { file, format: importer.format, run, resumed: false, reader: 'stream' as const, rollouts: 0, steps: 0, badRecords: 0 };
     const { size, mtimeMs } = statSync(file);
     const previous = batch.previous.get(`${run}\0${file}`);
     // The same file, untouched since it was imported: nothing to read.
@@ -293,6 +295,10 @@ export class RolloutStore {
         hash = prefix;
         hashed = startOffset;
       }
+    }
+    if (importer.bulk && opts.bulk !== false && importer.followable && startOffset === 0) {
+      const bulk = await this.tryBulk(file, importer, run, opts, batch, writer, size, mtimeMs);
+      if (bulk) return bulk;
     }
     const onChunk = importer.followable
       ? (bytes: Buffer) => {
@@ -332,7 +338,7 @@ export class RolloutStore {
       // Samples of one prompt arrive together: hash each prompt once.
       if (promptText !== lastPrompt) {
         lastPrompt = promptText;
-        lastPromptHash = sha1(promptText).slice(0, 16);
+        lastPromptHash = promptHashOf(promptText);
       }
       const promptHash = lastPromptHash;
       const groupId = rec.groupId ?? `${rec.split}:${rec.step}:${promptHash}`;
@@ -382,6 +388,72 @@ export class RolloutStore {
       badRecords,
     });
     return { ...base, status: 'imported', resumed: startOffset > 0, rollouts, steps, badRecords, importId };
+  }
+
+  /**
+   * The fast path for formats DuckDB can read column to column (see BulkPlan): records
+   * are staged, checked, then inserted with the same ids, groups and sample indices the
+   * streaming path would give. Returns null to fall back to the streaming path: a bad or
+   * unparsable record (the streaming path then reports it with its line), a blank line
+   * (record numbers would not be line numbers), or an unfinished last line.
+   */
+  private async tryBulk(file: string, importer: Importer, run: string, opts: ImportOptions, batch: Batch, writer: ChunkWriter, size: number, mtimeMs: number): Promise<FileImportResult | null> {
+    const headText = readHead(file, 64 * 1024);
+    const plan = importer.bulk!(file, headText, { split: opts.split });
+    if (!plan) return null;
+    await writer.flush();
+    // DuckDB parses on its threads while this thread hashes the bytes and counts lines.
+    const staged = this.conn.run(`create or replace temp table evo_bulk as ${plan.select}`);
+    staged.catch(() => undefined); // awaited below, after the hashing
+
+    const hash = createHash('sha256');
+    let lines = 0;
+    let last = 0x0a;
+    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
+      if (chunk.length) last = chunk[chunk.length - 1]!;
+    }
+    try {
+      await staged;
+    } catch (err) {
+      throw new ImportError(file, null, `DuckDB could not read it: ${(err as Error).message.split('\n')[0]}`);
+    }
+    if (opts.signal?.aborted) throw new ImportError(file, null, 'the import was interrupted; nothing was recorded');
+    const dropStage = () => this.conn.run('drop table if exists evo_bulk');
+    if (last !== 0x0a) {
+      await dropStage();
+      return null;
+    }
+    const check = (await this.one<{ n: number; bad: number }>(`select count(*) as n, count(*) filter (where bad) as bad from evo_bulk`))!;
+    if (check.bad > 0 || check.n !== lines) {
+      await dropStage();
+      return null;
+    }
+    const base = { file, format: importer.format, run, resumed: false, reader: 'duckdb' as const, steps: 0, badRecords: 0 };
+    const content = hash.digest('hex');
+    if (check.n === 0 || batch.hashes.has(`${run}:${content}`)) {
+      await dropStage();
+      return { ...base, status: 'unchanged', rollouts: 0 };
+    }
+    const importId = batch.nextImportId++;
+    await this.conn.run(
+      `insert into rollout_rows
+       select ($1 + ord - 1)::bigint, $2, $3, $4, $5, step, split,
+              'p:' || left(md5(prompt), 16),
+              split || ':' || step || ':' || left(md5(prompt), 16),
+              (row_number() over (partition by split, step, md5(prompt) order by ord) - 1)::integer,
+              prompt, 'text', response, 'text', ground_truth, reward, reward_components, correct, extracted_answer,
+              null, null, null, 1, null, null, data_source, null, extra, $6 || ':' || ord
+       from evo_bulk order by ord`,
+      [batch.nextRolloutId, importId, run, opts.version ?? null, importer.format, file],
+    );
+    await dropStage();
+    batch.nextRolloutId += check.n;
+    batch.hashes.add(`${run}:${content}`);
+    batch.records.push({ id: importId, path: file, format: importer.format, run, hash: content, startOffset: 0, endOffset: size, endLine: lines, size, mtimeMs, rollouts: check.n, steps: 0, badRecords: 0 });
+    opts.onProgress?.({ file, rollouts: check.n });
+    return { ...base, status: 'imported', rollouts: check.n, importId };
   }
 
   async listRollouts(q: ListQuery = {}): Promise<RolloutSummary[]> {
@@ -568,7 +640,7 @@ class ChunkWriter {
     if (++this.rows >= CHUNK_ROWS || this.bytes >= CHUNK_BYTES) await this.flush();
   }
 
-  private async flush(): Promise<void> {
+  async flush(): Promise<void> {
     await this.close();
     this.rows = 0;
     this.bytes = 0;
@@ -614,8 +686,9 @@ function json(a: DuckDBAppender, v: unknown) {
   else a.appendVarchar(JSON.stringify(v));
 }
 
-function sha1(s: string): string {
-  return createHash('sha1').update(s).digest('hex');
+/** The prompt part of derived group ids: md5, so DuckDB's md5() gives the same ids on the bulk path. */
+function promptHashOf(s: string): string {
+  return createHash('md5').update(s).digest('hex').slice(0, 16);
 }
 
 /** The run name a path implies: `…/my-run/rollout_data/12.jsonl` given as `…/my-run` → `my-run`. */
@@ -635,29 +708,4 @@ async function hashPrefix(file: string, length: number): Promise<Hash> {
 function normalizeRow(row: Record<string, unknown>): Record<string, unknown> {
   for (const [k, v] of Object.entries(row)) if (typeof v === 'bigint') row[k] = Number(v);
   return row;
-}
-
-/** Streams Parquet rows in chunks through a separate connection of the same instance. */
-function parquetReader(instance: DuckDBInstance): TableReader & { close(): void } {
-  const { JSDuckDBValueConverter } = loadDuckDB();
-  let conn: DuckDBConnection | undefined;
-  return {
-    async *readParquet(file: string) {
-      conn ??= await instance.connect();
-      const result = await conn.stream(`select * from read_parquet(?)`, [file]);
-      for (;;) {
-        const chunk = await result.fetchChunk();
-        if (!chunk || chunk.rowCount === 0) break;
-        const names = result.columnNames();
-        for (const values of chunk.convertRows(JSDuckDBValueConverter)) {
-          const row: Record<string, unknown> = {};
-          names.forEach((n, i) => (row[n] = values[i]));
-          yield normalizeRow(row);
-        }
-      }
-    },
-    close() {
-      conn?.closeSync();
-    },
-  };
 }

@@ -3,8 +3,11 @@ import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { genericJsonlImporter } from './genericJsonl';
 import { miniSweAgentImporter } from './miniSweAgent';
+import { primeRlImporter } from './primeRl';
 import { rllmImporter } from './rllm';
+import { skyrlImporter } from './skyrl';
 import { sweAgentImporter } from './sweAgent';
+import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
 import { verlImporter } from './verl';
 
@@ -12,7 +15,7 @@ export type { FieldMapping, FormatName, Importer } from './types';
 export { FORMATS } from './types';
 
 /** Every importer, most specific layout first (auto-detection takes the first match). */
-export const IMPORTERS: Importer[] = [miniSweAgentImporter, sweAgentImporter, rllmImporter, verlImporter, genericJsonlImporter];
+export const IMPORTERS: Importer[] = [miniSweAgentImporter, sweAgentImporter, rllmImporter, trlImporter, skyrlImporter, primeRlImporter, verlImporter, genericJsonlImporter];
 
 export function importerFor(format: FormatName): Importer {
   const imp = IMPORTERS.find((i) => i.format === format);
@@ -31,7 +34,7 @@ export interface DiscoveredFile {
 }
 
 // Synchronous: thousands of small reads cost more in thread-pool round trips than they block.
-function head(file: string, bytes = 64 * 1024): string {
+export function readHead(file: string, bytes = 64 * 1024): string {
   const fd = openSync(file, 'r');
   try {
     const buf = Buffer.alloc(bytes);
@@ -76,7 +79,7 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
     for (const file of candidates) {
       // JSONL lines can be long (verl's score comes after the full response); documents say what they are early.
       const ext = path.extname(file);
-      const text = ext === '.parquet' ? '' : head(file, ext === '.jsonl' ? 64 * 1024 : 8 * 1024);
+      const text = ext === '.parquet' ? '' : readHead(file, ext === '.jsonl' ? 64 * 1024 : 8 * 1024);
       const importer = forced && (forced.matches(file, text) || forced.format === 'jsonl' || !st.isDirectory()) ? forced : forced ? undefined : IMPORTERS.find((i) => i.matches(file, text));
       if (importer) files.push({ file, importer, root });
       else if (!st.isDirectory()) {

@@ -46,6 +46,19 @@ export interface ReadOptions {
   onChunk?: (bytes: Buffer) => void;
 }
 
+/**
+ * A whole file read by DuckDB itself (its JSON reader is multi-threaded C++), for formats
+ * whose records map column to column. `select` reads `file` and yields, per record:
+ * ord (1-based record number), step, split, prompt, response, ground_truth, reward,
+ * reward_components (JSON text), correct, extracted_answer, data_source, extra (JSON
+ * text) and `bad` (true when the record is not of the expected shape). The store uses it
+ * only for fresh, complete files and falls back to `read` when any record is bad, so
+ * errors are always reported by `read`, with their lines.
+ */
+export interface BulkPlan {
+  select: string;
+}
+
 export interface Importer {
   format: FormatName;
   description: string;
@@ -62,4 +75,6 @@ export interface Importer {
    * throws an ImportError.
    */
   read(file: string, opts: ReadOptions): AsyncIterable<ImporterItem>;
+  /** Optional fast path: see BulkPlan. `head` is the first bytes of the file. */
+  bulk?(file: string, head: string, opts: { split?: Split }): BulkPlan | null;
 }

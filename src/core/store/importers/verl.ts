@@ -1,6 +1,6 @@
 import type { RolloutRecord } from '../rows';
 import { readJsonLines } from './jsonLines';
-import type { Importer } from './types';
+import type { BulkPlan, Importer } from './types';
 import { bad, bool, describeType, isRecord, num, posix, stepFromPath, str } from './util';
 
 /** Keys verl's `_dump_generations` always writes; anything else came from the reward function. */
@@ -13,7 +13,64 @@ const BASE_KEYS = new Set(['input', 'output', 'gts', 'score', 'step', 'data_sour
  * `reward_extra_info` (e.g. `acc`, `pred`). verl writes no group id: the store derives
  * it from (step, prompt).
  */
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+const NUMERIC = `('DOUBLE', 'BIGINT', 'UBIGINT')`;
+
+/**
+ * DuckDB reads the file itself when every line has the keys of the first (verl writes
+ * the same keys for a whole dump); any line that differs marks the file for `read`.
+ */
+function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): BulkPlan | null {
+  const nl = head.indexOf('\n');
+  if (nl === -1) return null;
+  let first: unknown;
+  try {
+    first = JSON.parse(head.slice(0, nl));
+  } catch {
+    return null;
+  }
+  if (!isRecord(first)) return null;
+  const keys = Object.keys(first);
+  const extraKeys = keys.filter((k) => !BASE_KEYS.has(k) && k !== 'acc' && k !== 'pred');
+  const numeric = extraKeys.filter((k) => typeof first[k] === 'number' && Number.isFinite(first[k]));
+  const other = extraKeys.filter((k) => !numeric.includes(k));
+  const split = opts.split ?? (/(^|\/)[^/]*val[^/]*\//i.test(posix(file)) ? 'val' : 'train');
+  const fileStep = stepFromPath(file, /(\d+)\.jsonl$/) ?? 0;
+  // Every key is read as JSON: DuckDB parses each line once, and the shape checks below
+  // see the original types (a number where text belongs marks the record bad).
+  const col = (k: string) => `"${k.replace(/"/g, '""')}"`;
+  const columns = `{${keys.map((k) => `${sqlString(k)}: 'JSON'`).join(', ')}}`;
+  const has = (k: string) => keys.includes(k);
+  const text = (k: string) => (has(k) ? `case when json_type(${col(k)}) = 'VARCHAR' then ${col(k)} ->> '$' when json_type(${col(k)}) = 'NULL' then null else ${col(k)}::varchar end` : 'null');
+  const isNum = (k: string) => `json_type(${col(k)}) in ${NUMERIC}`;
+  const obj = (ks: string[], value: (k: string) => string) => (ks.length ? `json_object(${ks.map((k) => `${sqlString(k)}, ${value(k)}`).join(', ')})::varchar` : 'null');
+  const badIf = [
+    `json_type(${col('input')}) is distinct from 'VARCHAR'`,
+    `json_type(${col('output')}) is distinct from 'VARCHAR'`,
+    has('score') ? `coalesce(json_type(${col('score')}) not in (${NUMERIC.slice(1, -1)}, 'NULL'), false)` : 'false',
+    has('acc') ? `coalesce(json_type(${col('acc')}) not in ('BOOLEAN', ${NUMERIC.slice(1, -1)}, 'NULL'), false)` : 'false',
+    ...numeric.map((k) => `not coalesce(${isNum(k)}, false)`),
+  ];
+  const select = `
+    select ordinality as ord,
+      ${has('step') ? `coalesce(case when ${isNum('step')} then ${col('step')}::double::integer end, ${fileStep})` : fileStep} as step,
+      ${sqlString(split)} as split,
+      ${col('input')} ->> '$' as prompt,
+      ${col('output')} ->> '$' as response,
+      ${text('gts')} as ground_truth,
+      ${has('score') ? `case when ${isNum('score')} then ${col('score')}::double end` : 'null'} as reward,
+      ${obj(numeric, (k) => `${col(k)}::double`)} as reward_components,
+      ${has('acc') ? `case json_type(${col('acc')}) when 'BOOLEAN' then ${col('acc')}::varchar = 'true' when 'NULL' then null else ${col('acc')}::double > 0 end` : 'null'} as correct,
+      ${text('pred')} as extracted_answer,
+      ${has('data_source') ? `case when json_type(${col('data_source')}) = 'VARCHAR' then ${col('data_source')} ->> '$' end` : 'null'} as data_source,
+      ${obj(other, (k) => col(k))} as extra,
+      (${badIf.join('\n        or ')}) as bad
+    from read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${columns}, ignore_errors = true) with ordinality`;
+  return { select };
+}
+
 export const verlImporter: Importer = {
+  bulk,
   format: 'verl',
   description: 'verl rollout / validation dumps ({global_step}.jsonl with input, output, gts, score, step)',
   followable: true,

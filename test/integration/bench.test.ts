@@ -1,0 +1,20 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { repoRoot, tempDir } from '../helpers/tmp';
+
+// A small-scale smoke of `npm run bench:ingest`; the full-scale run (1,000,000 rollouts)
+// is its own script. Timing targets are not asserted here: at this scale fixed costs
+// dominate, and a timed test would only measure the machine.
+describe('ingest benchmark (smoke)', () => {
+  it('generates, imports against the read_json baseline, queries, and prints every ratio', () => {
+    const dir = tempDir('evotrainer-bench-');
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/ingest.ts', '--rollouts', '3000', '--dir', dir, '--json'], { cwd: repoRoot, encoding: 'utf8', timeout: 300_000 });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /throughput \d+\.\d\d× baseline/);
+    assert.match(r.stdout, /303 SWE trajectories with steps .* the parse/);
+    const result = JSON.parse(r.stdout.trim().split('\n').pop()!) as { rollouts: number; ingestRatio: number; oneP95Ms: number; pageP95Ms: number; sweRatio: number };
+    assert.equal(result.rollouts, 3000);
+    for (const k of ['ingestRatio', 'oneP95Ms', 'pageP95Ms', 'sweRatio'] as const) assert.ok(Number.isFinite(result[k]) && result[k] > 0, `${k} = ${result[k]}`);
+  });
+});
