@@ -94,6 +94,28 @@ describe('rollout store (real DuckDB, real files)', () => {
     assert.deepEqual(numbersAsParsed(viaBulk), numbersAsParsed(viaStream));
   });
 
+  it('the bulk path hands files it cannot map line for line to the stream path', async () => {
+    const dir = tempDir();
+    const dump = path.join(dir, 'rollout_data');
+    spawnSync('mkdir', ['-p', dump]);
+    writeFileSync(path.join(dump, '1.jsonl'), [0, 1, 2, 3].map((i) => verlLine(i, 1)).join('\n') + '\n');
+    writeFileSync(path.join(dump, '2.jsonl'), `${verlLine(0, 2)}\n${verlLine(1, 2)}\n\n${verlLine(2, 2)}\n`);
+    writeFileSync(path.join(dump, '3.jsonl'), [4, 5].map((i) => verlLine(i, 3)).join('\n') + '\n');
+    writeFileSync(path.join(dump, '4.jsonl'), `${verlLine(0, 4)}\n{"input": "q", "output": null, "score": 1, "step": 4, "acc": true}\n`);
+    const cols = `run_id, step, split, prompt_id, group_id, sample_index, prompt, response, reward, correct, raw_ref`;
+    const bulk = await withStore(path.join(dir, 'a.duckdb'), async (s) => {
+      const r = await s.import([dump], { run: 'r', onError: 'skip' });
+      assert.deepEqual(r.files.map((f) => [path.basename(f.file), f.reader, f.rollouts]), [['1.jsonl', 'duckdb', 4], ['2.jsonl', 'stream', 3], ['3.jsonl', 'duckdb', 2], ['4.jsonl', 'stream', 1]]);
+      return s.all(`select ${cols} from rollouts order by raw_ref`);
+    });
+    const streamed = await withStore(path.join(dir, 'b.duckdb'), async (s) => {
+      await s.import([dump], { run: 'r', onError: 'skip', bulk: false });
+      return s.all(`select ${cols} from rollouts order by raw_ref`);
+    });
+    assert.deepEqual(bulk, streamed);
+    assert.deepEqual(bulk.filter((r) => String(r.raw_ref).includes('2.jsonl')).map((r) => String(r.raw_ref).split(':').pop()), ['1', '2', '4']);
+  });
+
   it('fails a malformed line with file:line and leaves the store as it was; skip and quarantine set it aside', async () => {
     const dir = tempDir();
     const good = path.join(dir, 'rollout_data', '1.jsonl');

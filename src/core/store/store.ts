@@ -5,7 +5,7 @@ import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBValue } fr
 import type { Split } from '../model';
 import { loadDuckDB } from './duckdb';
 import { discover, readHead } from './importers';
-import type { FieldMapping, FormatName, Importer, TableReader } from './importers/types';
+import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
 import { ImportError, isBad, type RolloutRecord } from './rows';
 import { DDL, SCHEMA_VERSION } from './schema';
 import { duckdbTableReader } from './tableReader';
@@ -202,30 +202,51 @@ export class RolloutStore {
       records: [],
       runs: new Map(),
     };
+    const seen = new Set<string>();
+    const todo: { file: string; importer: Importer; run: string }[] = [];
+    for (const f of files) {
+      const file = path.resolve(f.file);
+      if (seen.has(file)) continue;
+      seen.add(file);
+      const run = opts.run ?? defaultRunName(f.root);
+      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root) });
+      todo.push({ file, importer: f.importer, run });
+    }
+    const add = (r: FileImportResult) => {
+      summary.files.push(r);
+      summary.rollouts += r.rollouts;
+      summary.steps += r.steps;
+      summary.badRecords += r.badRecords;
+    };
     const writer = new ChunkWriter(this.conn);
-    await this.conn.run('begin');
+    let inTransaction = false;
     try {
+      // The bulk path runs in autocommit (DuckDB then writes row groups in parallel as it
+      // reads); its rows stay invisible until the imports are recorded below.
+      const bulkable = (t: (typeof todo)[number]) => t.importer.bulk !== undefined && opts.bulk !== false && t.importer.followable;
+      const { results, stream } = await this.importBulk(todo.filter(bulkable), opts, batch);
+      results.forEach(add);
+      const streamed = new Set(stream.map((t) => t.file));
+      // The streaming path appends inside one transaction, which records every import.
+      await this.conn.run('begin');
+      inTransaction = true;
       await writer.open();
-      const seen = new Set<string>();
-      for (const f of files) {
-        const file = path.resolve(f.file);
-        if (seen.has(file)) continue;
-        seen.add(file);
-        const run = opts.run ?? defaultRunName(f.root);
-        if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root) });
-        const r = await this.importFile(file, f.importer, run, opts, batch, writer);
-        summary.files.push(r);
-        summary.rollouts += r.rollouts;
-        summary.steps += r.steps;
-        summary.badRecords += r.badRecords;
+      for (const t of todo) {
+        if (bulkable(t) && !streamed.has(t.file)) continue;
+        add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer));
       }
+      summary.files.sort((a, b) => todo.findIndex((t) => t.file === a.file) - todo.findIndex((t) => t.file === b.file));
       await writer.close();
       await this.record(batch, opts);
+      trace('recorded');
       await this.conn.run('commit');
+      trace('committed');
       return summary;
     } catch (err) {
       await writer.abort();
-      await this.conn.run('rollback');
+      if (inTransaction) await this.conn.run('rollback');
+      // What the bulk path wrote was committed row by row: remove it.
+      for (const t of ['step_rows', 'rollout_rows', 'quarantine']) await this.conn.run(`delete from ${t} where import_id > ?`, [base]);
       throw err;
     }
   }
@@ -295,10 +316,6 @@ export class RolloutStore {
         hash = prefix;
         hashed = startOffset;
       }
-    }
-    if (importer.bulk && opts.bulk !== false && importer.followable && startOffset === 0) {
-      const bulk = await this.tryBulk(file, importer, run, opts, batch, writer, size, mtimeMs);
-      if (bulk) return bulk;
     }
     const onChunk = importer.followable
       ? (bytes: Buffer) => {
@@ -391,69 +408,119 @@ export class RolloutStore {
   }
 
   /**
-   * The fast path for formats DuckDB can read column to column (see BulkPlan): records
-   * are staged, checked, then inserted with the same ids, groups and sample indices the
-   * streaming path would give. Returns null to fall back to the streaming path: a bad or
-   * unparsable record (the streaming path then reports it with its line), a blank line
-   * (record numbers would not be line numbers), or an unfinished last line.
+   * The fast path for formats DuckDB can read column to column (see BulkPlan): fresh,
+   * complete files of one shape go through one DuckDB query that inserts them with the
+   * ids, groups, sample indices and record references the streaming path would give.
+   * While DuckDB parses on its threads, this thread hashes each file and counts its lines.
+   * Files with a bad record, or whose records are not their lines one to one, are taken
+   * out again and returned, to be streamed (which reports errors with their lines).
    */
-  private async tryBulk(file: string, importer: Importer, run: string, opts: ImportOptions, batch: Batch, writer: ChunkWriter, size: number, mtimeMs: number): Promise<FileImportResult | null> {
-    const headText = readHead(file, 64 * 1024);
-    const plan = importer.bulk!(file, headText, { split: opts.split });
-    if (!plan) return null;
-    await writer.flush();
-    // DuckDB parses on its threads while this thread hashes the bytes and counts lines.
-    const staged = this.conn.run(`create or replace temp table evo_bulk as ${plan.select}`);
-    staged.catch(() => undefined); // awaited below, after the hashing
-
-    const hash = createHash('sha256');
-    let lines = 0;
-    let last = 0x0a;
-    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-      hash.update(chunk);
-      for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
-      if (chunk.length) last = chunk[chunk.length - 1]!;
+  private async importBulk(candidates: { file: string; importer: Importer; run: string }[], opts: ImportOptions, batch: Batch): Promise<{ results: FileImportResult[]; stream: typeof candidates }> {
+    const results: FileImportResult[] = [];
+    const stream: typeof candidates = [];
+    const groups = new Map<string, { plan: BulkPlan; files: { file: string; importer: Importer; run: string; size: number; mtimeMs: number }[] }>();
+    for (const c of candidates) {
+      const { size, mtimeMs } = statSync(c.file);
+      const previous = batch.previous.get(`${c.run}\0${c.file}`);
+      if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs) {
+        results.push({ file: c.file, format: c.importer.format, run: c.run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
+        continue;
+      }
+      const plan = previous ? null : c.importer.bulk!(c.file, readHead(c.file, 64 * 1024), { split: opts.split });
+      if (!plan) {
+        stream.push(c);
+        continue;
+      }
+      const key = `${c.importer.format}\u0001${c.run}\u0001${plan.signature}`;
+      const g = groups.get(key) ?? { plan, files: [] };
+      g.files.push({ ...c, size, mtimeMs });
+      groups.set(key, g);
     }
-    try {
-      await staged;
-    } catch (err) {
-      throw new ImportError(file, null, `DuckDB could not read it: ${(err as Error).message.split('\n')[0]}`);
+    for (const { plan, files } of groups.values()) {
+      const run = files[0]!.run;
+      const format = files[0]!.importer.format;
+      const baseId = batch.nextRolloutId;
+      const firstImport = batch.nextImportId;
+      // Record numbers are line numbers when each file's records are its lines, which the
+      // counts below verify; offsets place each file in the query's running ordinality.
+      const meta: { file: string; importId: number; offset: number; lines: number; hash: string; endsWithNewline: boolean; size: number; mtimeMs: number; plan: BulkPlan }[] = [];
+      const planOf = new Map(files.map((f) => [f.file, f.importer.bulk!(f.file, readHead(f.file, 64 * 1024), { split: opts.split })!]));
+      // DuckDB parses and writes on its threads while this thread hashes each file and
+      // counts its lines; record numbers become line numbers after the checks below.
+      meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, offset: 0, lines: 0, hash: '', endsWithNewline: false, size: f.size, mtimeMs: f.mtimeMs, plan: planOf.get(f.file)! })));
+      const values = meta.map((m) => `(${sqlLiteral(m.file)}, ${m.importId}, ${m.plan.fileStep}, ${sqlLiteral(m.plan.fileSplit)})`).join(', ');
+      const list = `[${files.map((f) => sqlLiteral(f.file)).join(', ')}]`;
+      // Bad records are inserted with sample_index -1 so that the checks below see them;
+      // their files are then taken out whole.
+      const inserting = this.conn.run(
+        `insert into rollout_rows
+         select (${baseId} + ordinality - 1)::bigint, import_id, $1, $2, $3, step, split,
+                'p:' || left(md5(coalesce(prompt, '')), 16),
+                split || ':' || step || ':' || left(md5(coalesce(prompt, '')), 16),
+                case when bad then -1 else 0 end,
+                prompt, 'text', response, 'text', ground_truth, reward, reward_components, correct, extracted_answer,
+                null, null, null, 1, null, null, data_source, null, extra, filename
+         from (select ordinality, filename, import_id, ${plan.projection}
+               from read_json(${list}, format = 'newline_delimited', filename = true, columns = ${plan.columns}, ignore_errors = true) with ordinality
+               join (values ${values}) v(fname, import_id, file_step, file_split) on filename = v.fname)`,
+        [run, opts.version ?? null, format],
+      );
+      inserting.catch(() => undefined); // awaited below
+      let total = 0;
+      for (const m of meta) {
+        const r = await hashAndCount(m.file);
+        Object.assign(m, { hash: r.hash, lines: r.lines, endsWithNewline: r.last === 0x0a });
+        total += r.lines;
+      }
+      trace(`hashed ${files.length} file(s)`);
+      try {
+        await inserting;
+        trace('inserted (DuckDB read the files)');
+      } catch (err) {
+        throw new ImportError(files[0]!.file, null, `DuckDB could not read the dump: ${(err as Error).message.split('\n')[0]}`);
+      }
+      if (opts.signal?.aborted) throw new ImportError(files[0]!.file, null, 'the import was interrupted; nothing was recorded');
+      const last = firstImport + files.length - 1;
+      const counts = new Map(
+        (await this.all<{ import_id: number; n: number; lo: number; hi: number; bad: number }>(
+          `select import_id, count(*) as n, min(id) as lo, max(id) as hi, count(*) filter (where sample_index = -1) as bad from rollout_rows where import_id between ? and ? group by 1`,
+          [firstImport, last],
+        )).map((r) => [r.import_id, r]),
+      );
+      batch.nextRolloutId = Math.max(batch.nextRolloutId, ...[...counts.values()].map((c) => c.hi + 1), baseId + total);
+      batch.nextImportId += files.length;
+      // A file is good when it has no bad record, ends with a newline, and its records are
+      // exactly its lines, read in one contiguous run (so record k is line k).
+      const good: typeof meta = [];
+      for (const m of meta) {
+        const c = counts.get(m.importId);
+        const ok = m.endsWithNewline && m.lines > 0 && c !== undefined && c.bad === 0 && c.n === m.lines && c.hi - c.lo + 1 === c.n;
+        if (ok && !batch.hashes.has(`${run}:${m.hash}`)) good.push(m);
+        else if (ok) results.push({ file: m.file, format, run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
+        else stream.push(files.find((f) => f.file === m.file)!);
+      }
+      const goodIds = good.map((m) => m.importId);
+      trace('checked');
+      await this.conn.run(`delete from rollout_rows where import_id between ${firstImport} and ${last}${goodIds.length ? ` and import_id not in (${goodIds.join(', ')})` : ''}`);
+      if (goodIds.length) {
+        // Sample indices in file order within each group, as the streaming path counts them;
+        // record references as file:line.
+        await this.conn.run(
+          `update rollout_rows set sample_index = s.idx, raw_ref = raw_ref || ':' || (rollout_rows.id - s.lo + 1)
+           from (select id, (row_number() over (partition by import_id, group_id order by id) - 1)::integer as idx,
+                        min(id) over (partition by import_id) as lo
+                 from rollout_rows where import_id in (${goodIds.join(', ')})) s
+           where rollout_rows.id = s.id`,
+        );
+        trace('sample indices');
+      }
+      for (const m of good) {
+        batch.hashes.add(`${run}:${m.hash}`);
+        batch.records.push({ id: m.importId, path: m.file, format, run, hash: m.hash, startOffset: 0, endOffset: m.size, endLine: m.lines, size: m.size, mtimeMs: m.mtimeMs, rollouts: m.lines, steps: 0, badRecords: 0 });
+        results.push({ file: m.file, format, run, status: 'imported', resumed: false, reader: 'duckdb', rollouts: m.lines, steps: 0, badRecords: 0, importId: m.importId });
+      }
     }
-    if (opts.signal?.aborted) throw new ImportError(file, null, 'the import was interrupted; nothing was recorded');
-    const dropStage = () => this.conn.run('drop table if exists evo_bulk');
-    if (last !== 0x0a) {
-      await dropStage();
-      return null;
-    }
-    const check = (await this.one<{ n: number; bad: number }>(`select count(*) as n, count(*) filter (where bad) as bad from evo_bulk`))!;
-    if (check.bad > 0 || check.n !== lines) {
-      await dropStage();
-      return null;
-    }
-    const base = { file, format: importer.format, run, resumed: false, reader: 'duckdb' as const, steps: 0, badRecords: 0 };
-    const content = hash.digest('hex');
-    if (check.n === 0 || batch.hashes.has(`${run}:${content}`)) {
-      await dropStage();
-      return { ...base, status: 'unchanged', rollouts: 0 };
-    }
-    const importId = batch.nextImportId++;
-    await this.conn.run(
-      `insert into rollout_rows
-       select ($1 + ord - 1)::bigint, $2, $3, $4, $5, step, split,
-              'p:' || left(md5(prompt), 16),
-              split || ':' || step || ':' || left(md5(prompt), 16),
-              (row_number() over (partition by split, step, md5(prompt) order by ord) - 1)::integer,
-              prompt, 'text', response, 'text', ground_truth, reward, reward_components, correct, extracted_answer,
-              null, null, null, 1, null, null, data_source, null, extra, $6 || ':' || ord
-       from evo_bulk order by ord`,
-      [batch.nextRolloutId, importId, run, opts.version ?? null, importer.format, file],
-    );
-    await dropStage();
-    batch.nextRolloutId += check.n;
-    batch.hashes.add(`${run}:${content}`);
-    batch.records.push({ id: importId, path: file, format: importer.format, run, hash: content, startOffset: 0, endOffset: size, endLine: lines, size, mtimeMs, rollouts: check.n, steps: 0, badRecords: 0 });
-    opts.onProgress?.({ file, rollouts: check.n });
-    return { ...base, status: 'imported', rollouts: check.n, importId };
+    return { results, stream };
   }
 
   async listRollouts(q: ListQuery = {}): Promise<RolloutSummary[]> {
@@ -686,6 +753,16 @@ function json(a: DuckDBAppender, v: unknown) {
   else a.appendVarchar(JSON.stringify(v));
 }
 
+/** EVOTRAINER_TRACE=1 prints how long each phase of an import takes (stderr). */
+const TRACE = process.env.EVOTRAINER_TRACE === '1';
+let traceLast = performance.now();
+function trace(what: string): void {
+  if (!TRACE) return;
+  const now = performance.now();
+  process.stderr.write(`[store] ${what} ${(now - traceLast).toFixed(0)} ms\n`);
+  traceLast = now;
+}
+
 /** The prompt part of derived group ids: md5, so DuckDB's md5() gives the same ids on the bulk path. */
 function promptHashOf(s: string): string {
   return createHash('md5').update(s).digest('hex').slice(0, 16);
@@ -695,6 +772,23 @@ function promptHashOf(s: string): string {
 function defaultRunName(root: string): string {
   const base = path.basename(path.resolve(root)).replace(/\.(jsonl|json|parquet|traj)$/, '');
   return base || 'default';
+}
+
+function sqlLiteral(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+/** sha256 of a file, its newline count and last byte, in one pass. */
+async function hashAndCount(file: string): Promise<{ hash: string; lines: number; last: number }> {
+  const hash = createHash('sha256');
+  let lines = 0;
+  let last = 0x0a;
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
+    if (chunk.length) last = chunk[chunk.length - 1]!;
+  }
+  return { hash: hash.digest('hex'), lines, last };
 }
 
 /** sha256 state after the first `length` bytes (not yet digested, so it can go on). */

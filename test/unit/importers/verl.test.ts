@@ -47,12 +47,12 @@ describe('verl importer', () => {
   it('reports a malformed line with its number and the reason, and goes on', async () => {
     const dir = tempDir();
     const f = path.join(dir, '5.jsonl');
-    writeFileSync(f, '{"input":"q","output":"a","score":1,"step":5}\n{"input":"q","output":"a","score":1,\n{"input":"q","output":7,"score":1}\n{"input":"q","output":"b","score":"high"}\n{"input":"q","output":"c","score":0,"step":5}\n');
+    writeFileSync(f, '{"input":"q","output":"a","score":1,"step":5}\n{"input":"q","output":"a","score":1,\n{"input":"q","output":null,"score":1}\n{"input":"q","output":"b","score":"high"}\n{"input":"q","output":"c","score":0,"step":5}\n');
     const { good, bad } = await readAll(verlImporter, f);
     assert.equal(good.length, 2);
     assert.deepEqual(bad.map((b) => b.error.line), [2, 3, 4]);
     assert.match(bad[0]!.error.message, /5\.jsonl:2: not valid JSON/);
-    assert.match(bad[1]!.error.reason, /"output" must be a string/);
+    assert.match(bad[1]!.error.reason, /"output" is missing/);
     assert.match(bad[2]!.error.reason, /"score" must be a number, found a string/);
   });
 

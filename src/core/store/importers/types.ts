@@ -47,16 +47,24 @@ export interface ReadOptions {
 }
 
 /**
- * A whole file read by DuckDB itself (its JSON reader is multi-threaded C++), for formats
- * whose records map column to column. `select` reads `file` and yields, per record:
- * ord (1-based record number), step, split, prompt, response, ground_truth, reward,
- * reward_components (JSON text), correct, extracted_answer, data_source, extra (JSON
- * text) and `bad` (true when the record is not of the expected shape). The store uses it
- * only for fresh, complete files and falls back to `read` when any record is bad, so
- * errors are always reported by `read`, with their lines.
+ * Files read by DuckDB itself (its JSON reader is multi-threaded C++), for formats whose
+ * records map column to column. The store reads many files of one `signature` in one
+ * query: `read_json([...files], columns = <columns>, filename = true) with ordinality`,
+ * joined to a table of per-file values `file_step` and `file_split`, and selects
+ * `projection`: step, split, prompt, response, ground_truth, reward, reward_components
+ * (JSON text), correct, extracted_answer, data_source, extra (JSON text), bad (true when
+ * the record is not of the expected shape). A file with a bad record, or whose records
+ * do not match its lines one to one, is read again by `read`, which reports errors with
+ * their lines; so the bulk path never decides what an error is.
  */
 export interface BulkPlan {
-  select: string;
+  /** Files whose plans share a signature are read in one query. */
+  signature: string;
+  columns: string;
+  projection: string;
+  /** Per-file values the projection refers to as file_step and file_split. */
+  fileStep: number;
+  fileSplit: Split;
 }
 
 export interface Importer {
@@ -75,6 +83,6 @@ export interface Importer {
    * throws an ImportError.
    */
   read(file: string, opts: ReadOptions): AsyncIterable<ImporterItem>;
-  /** Optional fast path: see BulkPlan. `head` is the first bytes of the file. */
+  /** Optional fast path: see BulkPlan. `head` is the first bytes of the file; null = stream it. */
   bulk?(file: string, head: string, opts: { split?: Split }): BulkPlan | null;
 }

@@ -39,24 +39,23 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
   // Every key is read as JSON: DuckDB parses each line once, and the shape checks below
   // see the original types (a number where text belongs marks the record bad).
   const col = (k: string) => `"${k.replace(/"/g, '""')}"`;
-  const columns = `{${keys.map((k) => `${sqlString(k)}: 'JSON'`).join(', ')}}`;
+  const columns = `{${keys.map((k) => `${sqlString(k)}: ${k === 'input' || k === 'output' ? "'VARCHAR'" : "'JSON'"}`).join(', ')}}`;
   const has = (k: string) => keys.includes(k);
   const text = (k: string) => (has(k) ? `case when json_type(${col(k)}) = 'VARCHAR' then ${col(k)} ->> '$' when json_type(${col(k)}) = 'NULL' then null else ${col(k)}::varchar end` : 'null');
   const isNum = (k: string) => `json_type(${col(k)}) in ${NUMERIC}`;
   const obj = (ks: string[], value: (k: string) => string) => (ks.length ? `json_object(${ks.map((k) => `${sqlString(k)}, ${value(k)}`).join(', ')})::varchar` : 'null');
   const badIf = [
-    `json_type(${col('input')}) is distinct from 'VARCHAR'`,
-    `json_type(${col('output')}) is distinct from 'VARCHAR'`,
+    `${col('input')} is null`,
+    `${col('output')} is null`,
     has('score') ? `coalesce(json_type(${col('score')}) not in (${NUMERIC.slice(1, -1)}, 'NULL'), false)` : 'false',
     has('acc') ? `coalesce(json_type(${col('acc')}) not in ('BOOLEAN', ${NUMERIC.slice(1, -1)}, 'NULL'), false)` : 'false',
     ...numeric.map((k) => `not coalesce(${isNum(k)}, false)`),
   ];
-  const select = `
-    select ordinality as ord,
-      ${has('step') ? `coalesce(case when ${isNum('step')} then ${col('step')}::double::integer end, ${fileStep})` : fileStep} as step,
-      ${sqlString(split)} as split,
-      ${col('input')} ->> '$' as prompt,
-      ${col('output')} ->> '$' as response,
+  const projection = `
+      ${has('step') ? `coalesce(case when ${isNum('step')} then ${col('step')}::double::integer end, file_step)` : 'file_step'} as step,
+      file_split as split,
+      ${col('input')} as prompt,
+      ${col('output')} as response,
       ${text('gts')} as ground_truth,
       ${has('score') ? `case when ${isNum('score')} then ${col('score')}::double end` : 'null'} as reward,
       ${obj(numeric, (k) => `${col(k)}::double`)} as reward_components,
@@ -64,9 +63,8 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
       ${text('pred')} as extracted_answer,
       ${has('data_source') ? `case when json_type(${col('data_source')}) = 'VARCHAR' then ${col('data_source')} ->> '$' end` : 'null'} as data_source,
       ${obj(other, (k) => col(k))} as extra,
-      (${badIf.join('\n        or ')}) as bad
-    from read_json(${sqlString(file)}, format = 'newline_delimited', columns = ${columns}, ignore_errors = true) with ordinality`;
-  return { select };
+      (${badIf.join('\n        or ')}) as bad`;
+  return { signature: keys.join('\u0000'), columns, projection, fileStep, fileSplit: split };
 }
 
 export const verlImporter: Importer = {
@@ -92,9 +90,9 @@ export const verlImporter: Importer = {
         yield bad(file, l.line, `expected a JSON object per line, found ${describeType(r)}`, JSON.stringify(r), at);
         continue;
       }
-      if (typeof r.input !== 'string' || typeof r.output !== 'string') {
-        const which = typeof r.input !== 'string' ? 'input' : 'output';
-        yield bad(file, l.line, `"${which}" must be a string (verl writes the decoded text), found ${describeType(r[which])}`, JSON.stringify(r).slice(0, 65536), at);
+      if (r.input === undefined || r.input === null || r.output === undefined || r.output === null) {
+        const which = r.input === undefined || r.input === null ? 'input' : 'output';
+        yield bad(file, l.line, `"${which}" is missing (verl writes the decoded prompt as "input" and the response as "output")`, JSON.stringify(r).slice(0, 65536), at);
         continue;
       }
       const score = num(r.score);
@@ -113,8 +111,9 @@ export const verlImporter: Importer = {
       const record: RolloutRecord = {
         step: typeof step === 'number' ? step : fileStep ?? 0,
         split,
-        prompt: r.input,
-        response: r.output,
+        // Text as verl writes it; any other JSON value is kept as its JSON text.
+        prompt: typeof r.input === 'string' ? r.input : JSON.stringify(r.input),
+        response: typeof r.output === 'string' ? r.output : JSON.stringify(r.output),
         groundTruth: str(r.gts),
         reward: score,
         rewardComponents: components,

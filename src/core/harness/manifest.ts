@@ -1,0 +1,197 @@
+import { createHash } from 'node:crypto';
+import { isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
+import { z } from 'zod';
+
+/**
+ * `evotrainer.yaml`: the harness manifest. One zod schema is the single source of truth
+ * for the CLI, the engine and (as JSON Schema) the editor's completion and hovers.
+ */
+
+const pathList = z.array(z.string().min(1)).describe('Paths relative to the harness root; a trailing "/" names a folder.');
+
+const job = z
+  .object({
+    command: z.string().min(1).describe('Command line run in the harness root (or `cwd`).'),
+    cwd: z.string().optional(),
+    env: z.record(z.string(), z.string()).optional(),
+    timeout_minutes: z.number().positive().optional(),
+  })
+  .describe('A job the loop launches.');
+
+const threshold = z
+  .object({
+    warning: z.number().optional(),
+    critical: z.number().optional(),
+    op: z.enum(['>', '>=', '<', '<=']).optional().describe('How a value compares to the threshold; default ">" (higher is worse).'),
+  })
+  .describe('Alert thresholds of a metric.');
+
+export const EVAL_HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
+
+export const manifestSchema = z
+  .object({
+    name: z.string().min(1).describe('Name of the harness.'),
+    domain: z.string().min(1).describe('Task domain: math, swe, coding, … (skills record the domains they worked in).'),
+    trainer: z.string().min(1).optional().describe('RL trainer whose dumps runs write: verl, trl, skyrl, rllm, prime-rl, roll.'),
+    policy: z.string().min(1).optional().describe('Policy model being trained, e.g. Qwen/Qwen2.5-7B-Instruct.'),
+    primary_metric: z.string().min(1).optional().describe('Score-layer metric versions are compared on (higher is better), e.g. pass_rate.'),
+    eval_set: z
+      .object({
+        path: z.string().min(1).describe('Evaluation data; identical across versions.'),
+        hash: z.string().regex(EVAL_HASH_PATTERN, 'must be "sha256:" followed by 64 lowercase hex digits (set by `evotrainer init`)').optional(),
+      })
+      .strict()
+      .optional()
+      .describe('The eval-set pin: a version whose eval set hashes differently is refused.'),
+    action_boundary: z
+      .object({
+        editable: pathList.optional().describe('What an intervention may change (reward logic, filters, env config, version configs). Empty = everything not frozen.'),
+        frozen: pathList.optional().describe('What an intervention may never touch (framework core, hardware setup, evaluation data).'),
+      })
+      .strict()
+      .optional(),
+    jobs: z.object({ train: job.optional(), rollout: job.optional(), eval: job.optional(), backtest: job.optional() }).strict().optional(),
+    cluster: z
+      .object({
+        executor: z.enum(['local', 'ssh', 'slurm']),
+        host: z.string().optional().describe('SSH host (an alias of ~/.ssh/config works).'),
+        partition: z.string().optional(),
+        account: z.string().optional(),
+        gpus: z.number().int().positive().optional(),
+        time_limit: z.string().optional(),
+        remote_dir: z.string().optional(),
+      })
+      .strict()
+      .optional()
+      .describe('Cluster profile jobs run on.'),
+    autonomy: z.enum(['manual', 'human_gated', 'autonomous']).optional().describe('How much of the loop runs without a person.'),
+    gates: z
+      .object({ diagnosis: z.boolean().optional(), design: z.boolean().optional(), backtest: z.boolean().optional(), completion: z.boolean().optional() })
+      .strict()
+      .optional()
+      .describe('Human gates (APPROVE / REVISE / ABORT) after each step.'),
+    thresholds: z.record(z.string(), threshold).optional(),
+    skills: z.object({ library: z.string().optional().describe('Folder (or git checkout) of the skill library shared across harnesses.') }).strict().optional(),
+  })
+  .strict();
+
+export type Manifest = z.infer<typeof manifestSchema>;
+
+export const MANIFEST_FILE = 'evotrainer.yaml';
+
+/** The JSON Schema the editor (yaml language support, our language server) validates with. */
+export function manifestJsonSchema(): Record<string, unknown> {
+  return { ...z.toJSONSchema(manifestSchema, { target: 'draft-07' }), title: 'EvoTrainer harness manifest (evotrainer.yaml)' };
+}
+
+export interface ManifestProblem {
+  severity: 'error' | 'warning';
+  /** 1-based, as editors and `file:line:col` show them. */
+  line: number;
+  column: number;
+  length: number;
+  message: string;
+}
+
+function nodeRange(node: unknown): [number, number] | null {
+  return isNode(node) && node.range ? [node.range[0], node.range[1]] : null;
+}
+
+/** The YAML node of a path, or its nearest existing ancestor (for missing keys). */
+function locate(doc: Document, path: readonly PropertyKey[], key?: string): [number, number] | null {
+  let node: unknown = doc.contents;
+  let best = nodeRange(node);
+  for (const seg of path) {
+    if (!isMap(node) && !isSeq(node)) break;
+    const next: unknown = node.get(seg, true);
+    if (next === undefined) break;
+    node = next;
+    best = nodeRange(node) ?? best;
+  }
+  if (key !== undefined && isMap(node)) {
+    const pair = node.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === key);
+    if (pair && isScalar(pair.key)) best = nodeRange(pair.key) ?? best;
+  }
+  return best;
+}
+
+/**
+ * Parses and validates manifest text. Every problem carries its line and column; an
+ * unknown key is a warning (likely a typo), everything else an error.
+ */
+export function checkManifest(text: string): { manifest: Manifest | null; problems: ManifestProblem[] } {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const problems: ManifestProblem[] = [];
+  const at = (range: [number, number] | null, severity: ManifestProblem['severity'], message: string) => {
+    const [start, end] = range ?? [0, 1];
+    const { line, col } = lineCounter.linePos(start);
+    problems.push({ severity, line, column: col, length: Math.max(1, end - start), message });
+  };
+  for (const e of [...doc.errors, ...doc.warnings]) at([e.pos[0], e.pos[1]], doc.errors.includes(e) ? 'error' : 'warning', e.message.split('\n')[0]!);
+  if (doc.errors.length) return { manifest: null, problems };
+  if (!isMap(doc.contents)) {
+    problems.push({ severity: 'error', line: 1, column: 1, length: 1, message: 'evotrainer.yaml must be a mapping of keys (name, domain, primary_metric, …).' });
+    return { manifest: null, problems };
+  }
+  const parsed = manifestSchema.safeParse(doc.toJS());
+  if (parsed.success) return { manifest: parsed.data, problems };
+  // Missing keys first, in schema order, as the editor lists them.
+  const issues = [...parsed.error.issues].sort((a, b) => Number(b.code === 'invalid_type' && b.input === undefined) - Number(a.code === 'invalid_type' && a.input === undefined));
+  for (const issue of issues) {
+    const dotted = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        at(locate(doc, issue.path, key), 'warning', `Unknown key "${[...issue.path.map(String), key].join('.')}" (not part of the evotrainer.yaml schema; a typo?).`);
+      }
+    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+      at(locate(doc, issue.path.slice(0, -1)), 'error', `Missing required key "${dotted}".`);
+    } else {
+      at(locate(doc, issue.path), 'error', `${dotted || 'manifest'}: ${issue.message}`);
+    }
+  }
+  if (problems.some((p) => p.severity === 'error')) return { manifest: null, problems };
+  // Unknown keys alone do not make a manifest unusable: validate again without them.
+  const js = doc.toJS() as Record<string, unknown>;
+  for (const issue of parsed.error.issues) {
+    if (issue.code !== 'unrecognized_keys') continue;
+    let obj: unknown = js;
+    for (const seg of issue.path) obj = (obj as Record<PropertyKey, unknown>)[seg];
+    for (const key of issue.keys) delete (obj as Record<string, unknown>)[key];
+  }
+  return { manifest: manifestSchema.safeParse(js).data ?? null, problems };
+}
+
+export class ManifestError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: ManifestProblem[],
+  ) {
+    super(problems.filter((p) => p.severity === 'error').map((p) => `${file}:${p.line}:${p.column}: ${p.message}`).join('\n') + `\nFix ${file} (see \`evotrainer schema\` for every key).`);
+  }
+}
+
+/** Parses a manifest or throws with `file:line:col` for each error. */
+export function parseManifest(text: string, file = MANIFEST_FILE): Manifest {
+  const { manifest, problems } = checkManifest(text);
+  if (!manifest) throw new ManifestError(file, problems);
+  return manifest;
+}
+
+export function hashContent(content: Buffer | string): string {
+  return `sha256:${createHash('sha256').update(content).digest('hex')}`;
+}
+
+/** Sets `eval_set.hash` in the text, keeping comments and layout. */
+export function withEvalHash(text: string, hash: string): string {
+  const doc = parseDocument(text);
+  doc.setIn(['eval_set', 'hash'], hash);
+  return doc.toString();
+}
+
+/** Does `p` fall under the boundary entry `entry` (a file, or a folder with or without "/")? */
+export function pathMatches(entry: string, p: string): boolean {
+  const e = entry.replace(/^\.\//, '');
+  if (e.endsWith('/')) return p.startsWith(e);
+  return p === e || p.startsWith(`${e}/`);
+}
