@@ -88,6 +88,9 @@ export const DDL = [
      reason varchar not null,
      raw varchar
    )`,
+  // Point lookups (a rollout and its steps, for the explorer) go through ART indexes.
+  `create index if not exists rollout_rows_id on rollout_rows (id)`,
+  `create index if not exists step_rows_rollout on step_rows (rollout_id)`,
   `create or replace view rollouts as select r.* exclude (import_id) from rollout_rows r where r.import_id in (select id from imports)`,
   `create or replace view steps as select s.* exclude (import_id) from step_rows s where s.import_id in (select id from imports)`,
 ];

@@ -1,7 +1,7 @@
 import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
 import type { Split } from '../model';
 import { loadDuckDB } from './duckdb';
 import { discover, readHead } from './importers';
@@ -550,14 +550,27 @@ export class RolloutStore {
     );
   }
 
+  private readonly prepared = new Map<string, DuckDBPreparedStatement>();
+
+  /** Runs a statement prepared once per store (point lookups: planning dominates their cost). */
+  private async preparedAll<T>(sql: string, params: DuckDBValue[]): Promise<T[]> {
+    let stmt = this.prepared.get(sql);
+    if (!stmt) {
+      stmt = await this.conn.prepare(sql);
+      this.prepared.set(sql, stmt);
+    }
+    stmt.bind(params);
+    return (await stmt.runAndReadAll()).getRowObjectsJS().map(normalizeRow) as T[];
+  }
+
   async getRollout(id: number): Promise<{ rollout: RolloutRow; steps: StepRow[] } | null> {
-    const rollout = await this.one<RolloutRow>(`select * from rollouts where id = ?`, [id]);
+    const [rollout] = await this.preparedAll<RolloutRow>(`select * from rollouts where id = $1`, [id]);
     if (!rollout) return null;
     for (const k of ['reward_components', 'errors', 'extra'] as const) {
       const v = rollout[k] as unknown;
       if (typeof v === 'string') (rollout as unknown as Record<string, unknown>)[k] = JSON.parse(v);
     }
-    const steps = await this.all<StepRow>(`select * from steps where rollout_id = ? order by turn`, [id]);
+    const steps = await this.preparedAll<StepRow>(`select * from steps where rollout_id = $1 order by turn`, [id]);
     return { rollout, steps };
   }
 
@@ -571,6 +584,8 @@ export class RolloutStore {
   }
 
   close(): void {
+    for (const stmt of this.prepared.values()) stmt.destroySync();
+    this.prepared.clear();
     this.tableReader?.close();
     this.conn.closeSync();
     this.instance.closeSync();
