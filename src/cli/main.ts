@@ -1,5 +1,6 @@
 import { describeFlags, parseArgs, UsageError } from './args';
 import type { Command } from './command';
+import { diagnose, health, metric } from './commands/diagnose';
 import { doctor } from './commands/doctor';
 import { harnessCommands } from './commands/harness';
 import { importCommand } from './commands/import';
@@ -11,6 +12,9 @@ const commands: Record<string, Command> = {
   doctor,
   import: importCommand,
   rollouts,
+  health,
+  diagnose,
+  metric,
   ...harnessCommands,
 };
 

@@ -1,0 +1,141 @@
+import { CATALOG } from '../../core/diagnose/catalog';
+import { FAILURE_MODE_VIEW, SUGGESTED_LAYER, type FailureMode } from '../../core/diagnose/failureModes';
+import { computeHealth, computeSeries, ensureFeatures, scopeWhere, type HealthReport, type Scope } from '../../core/diagnose/health';
+import { evaluateRules } from '../../core/diagnose/rules';
+import { validateMetric } from '../../core/diagnose/validate';
+import { UsageError } from '../args';
+import { flagString, out, type Command } from '../command';
+import { STORE_FLAG, withStore } from '../store';
+
+const SCOPE_FLAGS = {
+  run: { type: 'string', description: 'only this run' },
+  version: { type: 'string', description: 'only this version' },
+  split: { type: 'string', description: 'train or val' },
+  steps: { type: 'string', description: 'step range A:B (inclusive)' },
+  json: { type: 'boolean', description: 'print JSON' },
+  ...STORE_FLAG,
+} as const;
+
+function scopeOf(flags: Record<string, string | boolean>): Scope {
+  const scope: Scope = {};
+  const run = flagString(flags, 'run');
+  const version = flagString(flags, 'version');
+  const split = flagString(flags, 'split');
+  const steps = flagString(flags, 'steps');
+  if (run) scope.run = run;
+  if (version) scope.version = version;
+  if (split) {
+    if (split !== 'train' && split !== 'val') throw new UsageError('--split must be train or val');
+    scope.split = split;
+  }
+  if (steps) {
+    const m = /^(\d+):(\d+)$/.exec(steps);
+    if (!m) throw new UsageError(`--steps must be A:B, got "${steps}"`);
+    scope.steps = [Number(m[1]), Number(m[2])];
+  }
+  return scope;
+}
+
+const fmt = (v: number | null, unit: string) => (v === null ? 'not available' : unit === 'ratio' ? `${(v * 100).toFixed(1)}%` : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
+
+function healthText(h: HealthReport): string {
+  const lines = [`Health of ${describeScope(h.scope)}: ${h.rollouts} rollouts in ${h.groups} groups`, ''];
+  if (!h.rollouts) return `No rollouts in ${describeScope(h.scope)}. Import some with \`evotrainer import PATH\`.`;
+  for (const dim of ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure'] as const) {
+    const ms = h.metrics.filter((x) => x.dimension === dim);
+    if (!ms.length) continue;
+    lines.push(dim.replace('_', ' '));
+    for (const x of ms) {
+      const mark = x.status === 'critical' ? 'CRITICAL' : x.status === 'warning' ? 'warning' : '';
+      lines.push(`  ${x.name.padEnd(28)} ${fmt(x.value, x.unit).padEnd(14)} ${mark}${x.threshold ? ` (${x.threshold.op} ${x.threshold.value})` : ''}`.trimEnd());
+    }
+  }
+  lines.push('', h.alerts.length ? `${h.alerts.length} alert(s): ${h.alerts.map((a) => a.name).join(', ')}` : 'No alerts.');
+  return lines.join('\n');
+}
+
+function describeScope(s: Scope): string {
+  const parts = [s.run && `run ${s.run}`, s.version && `version ${s.version}`, s.split, s.steps && `steps ${s.steps[0]}–${s.steps[1]}`].filter(Boolean);
+  return parts.length ? parts.join(', ') : 'the whole store';
+}
+
+export const health: Command = {
+  summary: 'the health report: every metric of the catalog over a run, version or step range, with alerts',
+  flags: SCOPE_FLAGS,
+  async run(flags) {
+    const scope = scopeOf(flags);
+    const report = await withStore(flags, (s) => computeHealth(s, scope));
+    out(flags.json ? JSON.stringify(report, null, 2) : healthText(report));
+    return 0;
+  },
+};
+
+export const diagnose: Command = {
+  summary: 'findings: rules R1–R6 and the leak rule over metrics and their trends, and the failure modes of rollouts',
+  flags: SCOPE_FLAGS,
+  async run(flags) {
+    const scope = scopeOf(flags);
+    const result = await withStore(flags, async (s) => {
+      const h = await computeHealth(s, scope);
+      const series = await computeSeries(s, scope);
+      const findings = evaluateRules({ health: h, series });
+      await ensureFeatures(s);
+      await s.conn.run(FAILURE_MODE_VIEW);
+      const { sql, params } = scopeWhere(scope);
+      const modes = await s.all<{ failure_mode: FailureMode; n: number; examples: number[] }>(
+        `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes ${sql} group by 1 order by n desc`,
+        params,
+      );
+      return { scope, rollouts: h.rollouts, findings, failureModes: modes.map((m) => ({ ...m, examples: m.examples.map(Number), suggestedLayer: SUGGESTED_LAYER[m.failure_mode] })), series: series.map((p) => p.label) };
+    });
+    if (flags.json) {
+      out(JSON.stringify(result, null, 2));
+      return 0;
+    }
+    const lines = [`Diagnosis of ${describeScope(scope)} (${result.rollouts} rollouts; trends over ${result.series.length} evaluation(s))`, ''];
+    if (!result.findings.length) lines.push('No rule fired.');
+    for (const f of result.findings) lines.push(`[${f.severity.toUpperCase()}] ${f.rule} ${f.title}`, `    ${f.suggestion}`);
+    lines.push('', 'Failure modes:');
+    for (const m of result.failureModes) lines.push(`  ${m.failure_mode.padEnd(22)} ${String(m.n).padStart(6)}  e.g. ${m.examples.join(', ')}${m.suggestedLayer ? `  → ${m.suggestedLayer}` : ''}`);
+    out(lines.join('\n'));
+    return 0;
+  },
+};
+
+export const metric: Command = {
+  summary: 'metric validate NAME: how well a metric separates successful from failed rollouts (AUC, effect size, bootstrap 95% CI)',
+  usage: 'evotrainer metric validate NAME|--all [options]',
+  flags: { ...SCOPE_FLAGS, all: { type: 'boolean', description: 'every metric with a per-rollout value' } },
+  async run(flags, [sub, name]) {
+    if (sub !== 'validate') throw new UsageError('use `metric validate NAME` (or `metric validate --all`)');
+    const names = flags.all ? CATALOG.filter((d) => d.feature).map((d) => d.name) : name ? [name] : [];
+    if (!names.length) throw new UsageError('name a metric, or pass --all');
+    const scope = scopeOf(flags);
+    const results = await withStore(flags, async (s) => {
+      const rs = [];
+      for (const n of names) {
+        try {
+          rs.push(await validateMetric(s, n, scope));
+        } catch (err) {
+          if (!flags.all) throw err;
+          rs.push({ metric: n, error: (err as Error).message });
+        }
+      }
+      return rs;
+    });
+    if (flags.json) {
+      out(JSON.stringify(results, null, 2));
+      return 0;
+    }
+    const lines = [`${'metric'.padEnd(28)} ${'AUC'.padEnd(22)} ${'effect size (d)'.padEnd(24)} success vs failure mean`];
+    for (const r of results) {
+      if ('error' in r) {
+        lines.push(`${r.metric.padEnd(28)} ${r.error}`);
+        continue;
+      }
+      lines.push(`${r.metric.padEnd(28)} ${`${r.auc.toFixed(3)} [${r.aucCi[0].toFixed(2)}, ${r.aucCi[1].toFixed(2)}]`.padEnd(22)} ${`${r.effectSize.toFixed(2)} [${r.effectCi[0].toFixed(2)}, ${r.effectCi[1].toFixed(2)}]`.padEnd(24)} ${r.meanSuccess.toFixed(2)} vs ${r.meanFailure.toFixed(2)} (n=${r.successes}/${r.failures})`);
+    }
+    out(lines.join('\n'));
+    return 0;
+  },
+};

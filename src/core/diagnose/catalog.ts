@@ -1,0 +1,85 @@
+import type { Dimension, Metric, Threshold } from '../model';
+
+/** Where a metric's SQL is evaluated: over rollouts (`f`), over groups (`g`), or over rewards (`rv`). */
+export type MetricSource = 'rollouts' | 'groups' | 'rewards';
+
+export interface MetricDefinition extends Metric {
+  source: MetricSource;
+  /** An aggregate SQL expression over the source; null = not available in this data. */
+  sql: string;
+  /** The per-rollout feature `metric validate` scores against success, when there is one. */
+  feature?: string;
+  /** Higher is healthier (for reading trends); undefined = neither. */
+  higherIsBetter?: boolean;
+}
+
+const warn = (op: Threshold['op'], value: number): Threshold => ({ severity: 'warning', op, value });
+const crit = (op: Threshold['op'], value: number): Threshold => ({ severity: 'critical', op, value });
+
+const m = (name: string, dimension: Dimension, unit: Metric['unit'], description: string, source: MetricSource, sql: string, extra: Partial<MetricDefinition> = {}): MetricDefinition => ({
+  name,
+  dimension,
+  unit,
+  description,
+  source,
+  sql,
+  domains: [],
+  thresholds: [],
+  ...extra,
+});
+
+/**
+ * The built-in metric catalog (METHOD.md, "The diagnostic harness"), thresholds from the
+ * release as defaults. A harness overrides thresholds in its manifest.
+ */
+export const CATALOG: MetricDefinition[] = [
+  // results
+  m('pass_rate', 'results', 'ratio', 'Avg@k: mean binary correctness over all rollouts (k = rollouts per task).', 'rollouts', 'avg(correct::int)', { higherIsBetter: true }),
+  m('pass_at_k', 'results', 'ratio', 'Share of groups (tasks) with at least one correct rollout.', 'groups', 'avg(any_correct::int)', { higherIsBetter: true }),
+  m('reward_mean', 'results', 'score', 'Mean total reward.', 'rollouts', 'avg(reward)', { higherIsBetter: true }),
+  m('reward_std', 'results', 'score', 'Standard deviation of the total reward.', 'rollouts', 'stddev_pop(reward)'),
+  m('dead_group_ratio', 'results', 'ratio', 'Share of groups (≥ 2 rollouts) whose rewards have zero variance: no learning signal.', 'groups', 'avg((v = 0)::int) filter (where n >= 2)', {
+    thresholds: [crit('>', 0.5), warn('>', 0.3)],
+    higherIsBetter: false,
+  }),
+  m('reward_spread', 'results', 'score', 'Mean within-group standard deviation of the reward.', 'groups', 'avg(sqrt(v)) filter (where n >= 2)', { thresholds: [warn('<', 0.05)], higherIsBetter: true }),
+  m('top_reward_share', 'results', 'ratio', 'Share of rollouts holding the single most common reward value (discreteness).', 'rewards', 'max(c)::double / sum(c)'),
+  // signal
+  m('effective_data_share', 'signal', 'ratio', 'Share of rollouts in groups with reward variance (non-dead).', 'groups', 'sum(n) filter (where n >= 2 and v > 0)::double / nullif(sum(n) filter (where n >= 2), 0)', { higherIsBetter: true }),
+  m('advantage_mean', 'signal', 'score', 'Mean advantage, where the dump logs it.', 'rollouts', 'avg(advantage)'),
+  m('advantage_abs_mean', 'signal', 'score', 'Mean absolute advantage, where logged (near 0 = no signal).', 'rollouts', 'avg(abs(advantage))'),
+  // behavior
+  m('tool_calls', 'behavior', 'count', 'Tool (shell) calls per trajectory.', 'rollouts', 'avg(tool_calls) filter (where has_steps)', { feature: 'tool_calls' }),
+  m('tool_failure_rate', 'behavior', 'ratio', 'Share of tool calls that exited non-zero.', 'rollouts', 'sum(tool_failures) filter (where has_steps)::double / nullif(sum(exits) filter (where has_steps), 0)', { feature: 'tool_failures::double / nullif(exits, 0)', higherIsBetter: false }),
+  m('self_test_rate', 'behavior', 'ratio', 'Share of trajectories that run tests or a reproduction script.', 'rollouts', 'avg((test_runs > 0)::int) filter (where has_steps)', { feature: 'test_runs', higherIsBetter: true }),
+  m('edit_coverage', 'behavior', 'ratio', 'Share of trajectories that edit a file.', 'rollouts', 'avg((edits > 0)::int) filter (where has_steps)', { feature: 'edits', higherIsBetter: true }),
+  m('search_before_edit_rate', 'behavior', 'ratio', 'Share of editing trajectories that searched or read before the first edit.', 'rollouts', 'avg((first_search_turn < first_edit_turn)::int) filter (where has_steps and edits > 0)', { feature: '(first_search_turn < first_edit_turn)::int', higherIsBetter: true }),
+  m('git_history_share', 'behavior', 'ratio', 'Share of trajectories running git history commands (log, show, blame, reflog…): an information leak when the reference fix is in history.', 'rollouts', 'avg(git_history::int) filter (where has_steps)', {
+    thresholds: [crit('>', 0)],
+    feature: 'git_history::int',
+    higherIsBetter: false,
+  }),
+  m('format_error_rate', 'behavior', 'ratio', 'Share of agent turns the harness rejected for their format.', 'rollouts', 'sum(format_errors) filter (where has_steps)::double / nullif(sum(assistant_turns) filter (where has_steps), 0)', { thresholds: [warn('>', 0.3)], feature: 'format_errors', higherIsBetter: false }),
+  m('timeout_rate', 'behavior', 'ratio', 'Share of trajectories with a command that timed out.', 'rollouts', 'avg((timeouts > 0)::int) filter (where has_steps)', { feature: 'timeouts', higherIsBetter: false }),
+  // efficiency
+  m('turns', 'efficiency', 'turns', 'Agent turns per trajectory (< 5: abandonment; > 50: echo trap).', 'rollouts', 'avg(assistant_turns) filter (where has_steps)', { thresholds: [warn('<', 5), warn('>', 50)], feature: 'assistant_turns' }),
+  m('first_edit_turn', 'efficiency', 'turns', 'Turn of the first edit, over editing trajectories.', 'rollouts', 'avg(first_edit_turn) filter (where has_steps and edits > 0)', { feature: 'first_edit_turn' }),
+  m('response_tokens', 'efficiency', 'tokens', 'Response tokens per rollout, where logged.', 'rollouts', 'avg(response_tokens)', { feature: 'response_tokens' }),
+  m('response_chars', 'efficiency', 'count', 'Response length in characters.', 'rollouts', 'avg(response_chars)', { feature: 'response_chars' }),
+  m('max_same_tool_streak', 'efficiency', 'count', 'Longest run of consecutive calls to the same tool, per trajectory.', 'rollouts', 'avg(max_same_tool) filter (where has_steps)', { feature: 'max_same_tool' }),
+  m('truncation_rate', 'efficiency', 'ratio', 'Share of responses stopped at the length limit.', 'rollouts', "avg(coalesce(stop_reason in ('length', 'truncated', 'max_tokens', 'max_length'), false)::int)", { thresholds: [warn('>', 0.15)], higherIsBetter: false }),
+  m('observation_truncation_rate', 'behavior', 'ratio', 'Share of trajectories where the environment cut a command output (too long).', 'rollouts', 'avg((truncations > 0)::int) filter (where has_steps)', { feature: 'truncations' }),
+  // model state: only where a dump logs them (no importer stores log-probs yet).
+  m('mean_logprob', 'model_state', 'nats', 'Mean token log-probability (> −0.05: exploration collapse).', 'rollouts', 'null', { thresholds: [warn('>', -0.05)] }),
+  m('entropy', 'model_state', 'nats', 'Mean token entropy.', 'rollouts', 'null'),
+  m('kl', 'model_state', 'nats', 'KL to the reference policy.', 'rollouts', 'null'),
+  // test structure
+  m('fail_to_pass_tests', 'test_structure', 'count', 'FAIL_TO_PASS tests per task (SWE-bench verdicts).', 'rollouts', 'avg(fail_to_pass_tests)', { feature: 'fail_to_pass_tests' }),
+  // domain extras
+  m('length_correctness_corr', 'results', 'correlation', 'Correlation of response length with correctness (> 0.3: length gaming).', 'rollouts', 'corr(response_chars::double, correct::int::double)', { domains: ['math'], thresholds: [warn('>', 0.3)] }),
+  m('no_answer_rate', 'results', 'ratio', 'Share of rollouts with no extractable answer.', 'rollouts', 'avg(no_answer::int) filter (where not has_steps)', { domains: ['math'], higherIsBetter: false }),
+];
+
+export function metricByName(name: string): MetricDefinition | undefined {
+  return CATALOG.find((x) => x.name === name);
+}

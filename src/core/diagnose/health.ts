@@ -1,0 +1,167 @@
+import type { DuckDBValue } from '@duckdb/node-api';
+import type { Dimension, Severity, Threshold } from '../model';
+import type { RolloutStore } from '../store/store';
+import { CATALOG, type MetricDefinition } from './catalog';
+import { FEATURES_VIEW } from './features';
+
+export interface Scope {
+  run?: string;
+  version?: string;
+  split?: 'train' | 'val';
+  /** Inclusive step range. */
+  steps?: [number, number];
+}
+
+export interface MetricResult {
+  name: string;
+  dimension: Dimension;
+  unit: string;
+  description: string;
+  /** null = not available in this data (e.g. log-probs not logged, no multi-turn steps). */
+  value: number | null;
+  status: 'ok' | 'warning' | 'critical' | 'n/a';
+  /** The threshold that fired. */
+  threshold?: Threshold;
+}
+
+export interface HealthReport {
+  scope: Scope;
+  rollouts: number;
+  groups: number;
+  metrics: MetricResult[];
+  alerts: MetricResult[];
+}
+
+export type ThresholdOverrides = Record<string, { warning?: number; critical?: number }>;
+
+export async function ensureFeatures(store: RolloutStore): Promise<void> {
+  await store.conn.run(FEATURES_VIEW);
+}
+
+export function scopeWhere(scope: Scope): { sql: string; params: DuckDBValue[] } {
+  const where: string[] = [];
+  const params: DuckDBValue[] = [];
+  if (scope.run !== undefined) {
+    where.push('run_id = ?');
+    params.push(scope.run);
+  }
+  if (scope.version !== undefined) {
+    where.push('version = ?');
+    params.push(scope.version);
+  }
+  if (scope.split !== undefined) {
+    where.push('split = ?');
+    params.push(scope.split);
+  }
+  if (scope.steps) {
+    where.push('step between ? and ?');
+    params.push(scope.steps[0], scope.steps[1]);
+  }
+  return { sql: where.length ? `where ${where.join(' and ')}` : '', params };
+}
+
+function thresholdsOf(def: MetricDefinition, overrides?: ThresholdOverrides): Threshold[] {
+  const o = overrides?.[def.name];
+  if (!o) return def.thresholds;
+  const op = def.thresholds[0]?.op ?? '>';
+  const out: Threshold[] = [];
+  if (o.critical !== undefined) out.push({ severity: 'critical', op, value: o.critical });
+  if (o.warning !== undefined) out.push({ severity: 'warning', op, value: o.warning });
+  return out.length ? out : def.thresholds;
+}
+
+function fires(t: Threshold, v: number): boolean {
+  switch (t.op) {
+    case '>':
+      return v > t.value;
+    case '>=':
+      return v >= t.value;
+    case '<':
+      return v < t.value;
+    case '<=':
+      return v <= t.value;
+  }
+}
+
+function judge(def: MetricDefinition, value: number | null, overrides?: ThresholdOverrides): Pick<MetricResult, 'status' | 'threshold'> {
+  if (value === null || Number.isNaN(value)) return { status: 'n/a' };
+  // Critical thresholds first: the worst one that fires names the status.
+  const ts = [...thresholdsOf(def, overrides)].sort((a, b) => (a.severity === 'critical' ? -1 : 1) - (b.severity === 'critical' ? -1 : 1));
+  const hit = ts.find((t) => fires(t, value));
+  return hit ? { status: hit.severity, threshold: hit } : { status: 'ok' };
+}
+
+/**
+ * Computes every metric of the catalog over a scope: the rollout features are read once
+ * into a temporary table, then each source (rollouts, groups, reward values) is
+ * aggregated in one query.
+ */
+export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts: { thresholds?: ThresholdOverrides; metrics?: MetricDefinition[] } = {}): Promise<HealthReport> {
+  await ensureFeatures(store);
+  const { sql, params } = scopeWhere(scope);
+  await store.conn.run(`create or replace temp table health_f as select * from rollout_features ${sql}`, params);
+  try {
+    const defs = opts.metrics ?? CATALOG;
+    const values = new Map<string, number | null>();
+    const bySource = (src: MetricDefinition['source']) => defs.filter((d) => d.source === src);
+    const run = async (src: MetricDefinition['source'], from: string) => {
+      const ds = bySource(src);
+      if (!ds.length) return;
+      const row = await store.one<Record<string, unknown>>(`select ${ds.map((d, i) => `(${d.sql})::double as m${i}`).join(', ')} from ${from}`);
+      ds.forEach((d, i) => {
+        const v = row?.[`m${i}`];
+        values.set(d.name, typeof v === 'number' && Number.isFinite(v) ? v : null);
+      });
+    };
+    await run('rollouts', 'health_f');
+    await run('groups', `(select run_id, group_id, count(*) as n, coalesce(var_pop(coalesce(reward, correct::int)), 0) as v, bool_or(coalesce(correct, false)) as any_correct from health_f group by all)`);
+    await run('rewards', `(select reward, count(*) as c from health_f where reward is not null group by reward)`);
+    const counts = (await store.one<{ n: number; g: number }>(`select count(*) as n, count(distinct (run_id, group_id)) as g from health_f`))!;
+    const metrics: MetricResult[] = defs.map((d) => {
+      const value = values.get(d.name) ?? null;
+      return { name: d.name, dimension: d.dimension, unit: d.unit, description: d.description, value, ...judge(d, value, opts.thresholds) };
+    });
+    return { scope, rollouts: counts.n, groups: counts.g, metrics, alerts: metrics.filter((x) => x.status === 'warning' || x.status === 'critical') };
+  } finally {
+    await store.conn.run('drop table if exists health_f');
+  }
+}
+
+export interface SeriesPoint {
+  /** What the point is: a version, or a step range of one run. */
+  label: string;
+  scope: Scope;
+  values: Record<string, number | null>;
+}
+
+/**
+ * Metric values over successive evaluations: one point per version when the scope spans
+ * several, otherwise per step (bucketed into at most `maxPoints` ranges).
+ */
+export async function computeSeries(store: RolloutStore, scope: Scope = {}, maxPoints = 10): Promise<SeriesPoint[]> {
+  const { sql, params } = scopeWhere(scope);
+  const versions = (await store.all<{ version: string | null }>(`select distinct version from rollouts ${sql} order by version`, params)).map((r) => r.version);
+  const scopes: { label: string; scope: Scope }[] = [];
+  if (versions.filter((v) => v !== null).length > 1) {
+    const sorted = versions.filter((v): v is string => v !== null).sort((a, b) => Number(a.replace(/\D/g, '')) - Number(b.replace(/\D/g, '')) || a.localeCompare(b));
+    for (const v of sorted) scopes.push({ label: v, scope: { ...scope, version: v } });
+  } else {
+    const steps = (await store.all<{ step: number }>(`select distinct step from rollouts ${sql} order by step`, params)).map((r) => r.step);
+    const per = Math.max(1, Math.ceil(steps.length / maxPoints));
+    for (let i = 0; i < steps.length; i += per) {
+      const lo = steps[i]!;
+      const hi = steps[Math.min(steps.length - 1, i + per - 1)]!;
+      scopes.push({ label: lo === hi ? `step ${lo}` : `steps ${lo}–${hi}`, scope: { ...scope, steps: [lo, hi] } });
+    }
+  }
+  const points: SeriesPoint[] = [];
+  for (const s of scopes) {
+    const h = await computeHealth(store, s.scope);
+    points.push({ label: s.label, scope: s.scope, values: Object.fromEntries(h.metrics.map((x) => [x.name, x.value])) });
+  }
+  return points;
+}
+
+export function severityRank(s: Severity | 'ok' | 'n/a'): number {
+  return s === 'critical' ? 2 : s === 'warning' ? 1 : 0;
+}

@@ -1,0 +1,137 @@
+import type { Finding, Severity } from '../model';
+import type { HealthReport, SeriesPoint } from './health';
+
+/**
+ * The rule engine: IF/THEN over metric values and their trends across evaluations
+ * (steps or versions). Built in: R1–R6 of METHOD.md and the git-history leak rule.
+ */
+export interface RuleContext {
+  health: HealthReport;
+  series: SeriesPoint[];
+}
+
+export interface Rule {
+  id: string;
+  title: string;
+  severity: Severity;
+  layer: string;
+  /** A finding's evidence when the rule fires, null otherwise. */
+  check(ctx: RuleContext): { detail: string; evidence: Record<string, number | null> } | null;
+}
+
+const val = (h: HealthReport, name: string) => h.metrics.find((m) => m.name === name)?.value ?? null;
+const seriesOf = (s: SeriesPoint[], name: string) => s.map((p) => p.values[name] ?? null).filter((v): v is number => v !== null);
+const rising = (xs: number[], n = 3) => xs.length >= n && xs.slice(-n).every((x, i, a) => i === 0 || x > a[i - 1]!);
+const falling = (xs: number[], n = 3) => xs.length >= n && xs.slice(-n).every((x, i, a) => i === 0 || x < a[i - 1]!);
+/** Flat = the last n values within ±tol of each other. */
+const flat = (xs: number[], n = 3, tol = 0.02) => xs.length >= n && Math.max(...xs.slice(-n)) - Math.min(...xs.slice(-n)) <= tol;
+const fmt = (x: number | null) => (x === null ? 'n/a' : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(3));
+
+export const RULES: Rule[] = [
+  {
+    id: 'R1',
+    title: 'Insufficient signal: many dead groups on a discrete reward',
+    severity: 'critical',
+    layer: 'reward (add a continuous component, e.g. a judge score, to break group homogeneity)',
+    check({ health }) {
+      const dead = val(health, 'dead_group_ratio');
+      const top = val(health, 'top_reward_share');
+      if (dead === null || top === null || !(dead > 0.3 && top > 0.5)) return null;
+      return { detail: `dead-group ratio ${fmt(dead)} > 0.30 and one reward value holds ${fmt(top)} > 0.50 of rollouts`, evidence: { dead_group_ratio: dead, top_reward_share: top } };
+    },
+  },
+  {
+    id: 'R2',
+    title: 'Echo trap: turns rising over the last 3 evaluations',
+    severity: 'warning',
+    layer: 'environment (turn limit) or behavior (repetition penalty)',
+    check({ series }) {
+      const t = seriesOf(series, 'turns');
+      if (!rising(t)) return null;
+      return { detail: `turns per trajectory ${t.slice(-3).map(fmt).join(' → ')}`, evidence: { turns_first: t.at(-3)!, turns_last: t.at(-1)! } };
+    },
+  },
+  {
+    id: 'R3',
+    title: 'Exploration collapse: mean log-prob near zero, or entropy falling',
+    severity: 'critical',
+    layer: 'training stability (entropy bonus, temperature)',
+    check({ health, series }): ReturnType<Rule['check']> {
+      const lp = val(health, 'mean_logprob');
+      const ent = seriesOf(series, 'entropy');
+      if (lp !== null && lp > -0.05) return { detail: `mean log-prob ${fmt(lp)} > −0.05`, evidence: { mean_logprob: lp } };
+      if (falling(ent)) return { detail: `entropy ${ent.slice(-3).map(fmt).join(' → ')}`, evidence: { entropy_last: ent.at(-1)! } };
+      return null;
+    },
+  },
+  {
+    id: 'R4',
+    title: 'Reward hacking: shaped reward rising while correctness is flat or falling',
+    severity: 'critical',
+    layer: 'reward (remove or cap the component that rises alone)',
+    check({ series }) {
+      const r = seriesOf(series, 'reward_mean');
+      const p = seriesOf(series, 'pass_rate');
+      if (!rising(r) || !(flat(p) || falling(p))) return null;
+      return { detail: `reward ${r.slice(-3).map(fmt).join(' → ')} while pass rate ${p.slice(-3).map(fmt).join(' → ')}`, evidence: { reward_last: r.at(-1)!, pass_rate_last: p.at(-1)! } };
+    },
+  },
+  {
+    id: 'R5',
+    title: 'Laziness: fewer tool calls, self-testing down more than 15 points, score flat',
+    severity: 'warning',
+    layer: 'behavior (self-test signal); check for efficiency bonuses (toxic rewards)',
+    check({ series }) {
+      const calls = seriesOf(series, 'tool_calls');
+      const tests = seriesOf(series, 'self_test_rate');
+      const pass = seriesOf(series, 'pass_rate');
+      if (calls.length < 2 || tests.length < 2 || pass.length < 2) return null;
+      const drop = tests[0]! - tests.at(-1)!;
+      if (!(calls.at(-1)! < calls[0]! && drop > 0.15 && flat(pass, Math.min(3, pass.length), 0.03))) return null;
+      return { detail: `tool calls ${fmt(calls[0]!)} → ${fmt(calls.at(-1)!)}, self-test rate down ${(drop * 100).toFixed(0)} points, pass rate flat`, evidence: { self_test_drop: drop, tool_calls_last: calls.at(-1)! } };
+    },
+  },
+  {
+    id: 'R6',
+    title: 'Edit quality: trajectories edit but do not verify, and mostly fail',
+    severity: 'warning',
+    layer: 'behavior (reward verified edits) or environment (test feedback)',
+    check({ health }) {
+      const edit = val(health, 'edit_coverage');
+      const test = val(health, 'self_test_rate');
+      const pass = val(health, 'pass_rate');
+      if (edit === null || test === null || pass === null || !(edit > 0.8 && test < 0.5 && pass < 0.5)) return null;
+      return { detail: `edit coverage ${fmt(edit)} but self-test rate ${fmt(test)} and pass rate ${fmt(pass)}`, evidence: { edit_coverage: edit, self_test_rate: test, pass_rate: pass } };
+    },
+  },
+  {
+    id: 'LEAK',
+    title: 'Information leak: trajectories read git history',
+    severity: 'critical',
+    layer: 'environment (scrub git history before the agent runs; re-evaluate: the score may be inflated)',
+    check({ health }) {
+      const share = val(health, 'git_history_share');
+      if (share === null || !(share > 0)) return null;
+      return { detail: `${(share * 100).toFixed(1)}% of trajectories ran git log/show/blame/reflog`, evidence: { git_history_share: share } };
+    },
+  },
+];
+
+export function evaluateRules(ctx: RuleContext, rules: Rule[] = RULES): Finding[] {
+  const findings: Finding[] = [];
+  for (const rule of rules) {
+    const hit = rule.check(ctx);
+    if (!hit) continue;
+    findings.push({
+      id: `${rule.id}`,
+      rule: rule.id,
+      title: rule.title,
+      severity: rule.severity,
+      dimension: rule.id === 'R1' ? 'signal' : rule.id === 'R3' ? 'model_state' : rule.id === 'R4' ? 'results' : 'behavior',
+      evidence: Object.entries(hit.evidence).map(([metric, value]) => ({ metric, scope: {}, value, n: ctx.health.rollouts })),
+      examples: [],
+      suggestion: `${hit.detail}. Suggested layer: ${rule.layer}.`,
+    });
+  }
+  return findings;
+}
