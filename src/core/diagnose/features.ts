@@ -40,7 +40,7 @@ obs as (
   from steps where role <> 'assistant' group by rollout_id
 )
 select r.id, r.run_id, r.version, r.framework, r.step, r.split, r.group_id, r.prompt_id, r.sample_index,
-       r.reward, r.correct, r.advantage, r.num_turns, r.response_tokens, length(r.response) as response_chars,
+       r.reward, r.correct, r.advantage, r.num_turns, r.response_tokens, r.response_chars,
        r.stop_reason, r.extracted_answer, r.data_source,
        a.assistant_turns is not null as has_steps,
        coalesce(a.tool_calls, 0) as tool_calls, coalesce(a.test_runs, 0) as test_runs, coalesce(a.edits, 0) as edits,
@@ -50,9 +50,7 @@ select r.id, r.run_id, r.version, r.framework, r.step, r.split, r.group_id, r.pr
        coalesce(o.exits, 0) as exits, coalesce(o.tool_failures, 0) as tool_failures,
        coalesce(o.timeouts, 0) as timeouts, coalesce(o.truncations, 0) as truncations,
        st.max_same_tool,
-       -- No extractable answer: no A: line, boxed{}, ####, or "answer is", and none extracted.
-       (r.extracted_answer is null or trim(r.extracted_answer) in ('', '[INVALID]', 'None'))
-         and not coalesce(regexp_matches(r.response, '(?m)^A:\\s*\\S|\\\\boxed\\{|####\\s*\\S|(?i)answer is'), false) as no_answer,
+       coalesce(r.no_answer, false) as no_answer,
        try_cast(json_extract(r.extra, '$.tests.f2p_success') as integer) + try_cast(json_extract(r.extra, '$.tests.f2p_failure') as integer) as fail_to_pass_tests
 from rollouts r
 left join acts a on a.rollout_id = r.id

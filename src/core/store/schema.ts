@@ -65,8 +65,13 @@ export const DDL = [
      data_source varchar,
      env_class varchar,
      extra varchar,             -- JSON text
-     raw_ref varchar not null
+     raw_ref varchar not null,
+     response_chars integer,             -- computed at import: length metrics never read the text
+     no_answer boolean                   -- computed at import: no extractable final answer
    )`,
+  // Stores created before these columns existed get them (empty) on open.
+  `alter table rollout_rows add column if not exists response_chars integer`,
+  `alter table rollout_rows add column if not exists no_answer boolean`,
   `create table if not exists step_rows (
      rollout_id bigint not null,
      import_id integer not null,
@@ -100,5 +105,12 @@ export const ROLLOUT_COLUMNS = [
   'id', 'import_id', 'run_id', 'version', 'framework', 'step', 'split', 'prompt_id', 'group_id', 'sample_index',
   'prompt', 'prompt_format', 'response', 'response_format', 'ground_truth', 'reward', 'reward_components', 'correct',
   'extracted_answer', 'advantage', 'stop_reason', 'response_tokens', 'num_turns', 'errors', 'timing_ms', 'data_source',
-  'env_class', 'extra', 'raw_ref',
+  'env_class', 'extra', 'raw_ref', 'response_chars', 'no_answer',
 ] as const;
+
+/**
+ * No extractable final answer: none extracted, and the response has no `A:` line, no
+ * boxed{} answer, no `####` answer and no "answer is". Evaluated by DuckDB at import.
+ */
+export const NO_ANSWER_SQL = `((extracted_answer is null or trim(extracted_answer) in ('', '[INVALID]', 'None'))
+  and not coalesce(regexp_matches(response, '(?m)^A:\\s*\\S|\\\\boxed\\{|####\\s*\\S|(?i)answer is'), false))`;

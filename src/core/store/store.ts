@@ -7,7 +7,7 @@ import { loadDuckDB } from './duckdb';
 import { discover, readHead } from './importers';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
 import { ImportError, isBad, type RolloutRecord } from './rows';
-import { DDL, SCHEMA_VERSION } from './schema';
+import { DDL, NO_ANSWER_SQL, SCHEMA_VERSION } from './schema';
 import { duckdbTableReader } from './tableReader';
 
 export type OnError = 'fail' | 'skip' | 'quarantine';
@@ -254,6 +254,12 @@ export class RolloutStore {
   /** Records the command's imports and runs (inside its transaction): this makes its rows visible. */
   private async record(batch: Batch, opts: ImportOptions): Promise<void> {
     if (!batch.records.length) return;
+    // Columns derived from the text, for rows the importers streamed (the bulk path set them).
+    const streamed = batch.records.filter((r) => r.reader === 'stream').map((r) => r.id);
+    if (streamed.length) {
+      // The final-answer check is for single-turn answers; trajectories submit patches.
+      await this.conn.run(`update rollout_rows set response_chars = length(response), no_answer = case when num_turns <= 1 then ${NO_ANSWER_SQL} end where import_id in (${streamed.join(', ')})`);
+    }
     // An appender: hundreds of files' records in one go, inside the transaction.
     const a = await this.conn.createAppender('imports');
     for (const r of batch.records) {
@@ -398,6 +404,7 @@ export class RolloutStore {
       startOffset,
       endOffset: importer.followable ? endOffset : null,
       endLine: importer.followable ? endLine : null,
+      reader: 'stream',
       size,
       mtimeMs,
       rollouts,
@@ -459,7 +466,8 @@ export class RolloutStore {
                 split || ':' || step || ':' || left(md5(coalesce(prompt, '')), 16),
                 case when bad then -1 else 0 end,
                 prompt, 'text', response, 'text', ground_truth, reward, reward_components, correct, extracted_answer,
-                null, null, null, 1, null, null, data_source, null, extra, filename
+                null, null, null, 1, null, null, data_source, null, extra, filename,
+                length(response), ${NO_ANSWER_SQL}
          from (select ordinality, filename, import_id, ${plan.projection}
                from read_json(${list}, format = 'newline_delimited', filename = true, columns = ${plan.columns}, ignore_errors = true) with ordinality
                join (values ${values}) v(fname, import_id, file_step, file_split) on filename = v.fname)`,
@@ -516,7 +524,7 @@ export class RolloutStore {
       }
       for (const m of good) {
         batch.hashes.add(`${run}:${m.hash}`);
-        batch.records.push({ id: m.importId, path: m.file, format, run, hash: m.hash, startOffset: 0, endOffset: m.size, endLine: m.lines, size: m.size, mtimeMs: m.mtimeMs, rollouts: m.lines, steps: 0, badRecords: 0 });
+        batch.records.push({ id: m.importId, path: m.file, format, run, hash: m.hash, startOffset: 0, endOffset: m.size, endLine: m.lines, reader: 'duckdb', size: m.size, mtimeMs: m.mtimeMs, rollouts: m.lines, steps: 0, badRecords: 0 });
         results.push({ file: m.file, format, run, status: 'imported', resumed: false, reader: 'duckdb', rollouts: m.lines, steps: 0, badRecords: 0, importId: m.importId });
       }
     }
@@ -616,6 +624,7 @@ interface Batch {
     startOffset: number;
     endOffset: number | null;
     endLine: number | null;
+    reader: 'duckdb' | 'stream';
     size: number;
     mtimeMs: number;
     rollouts: number;
@@ -698,6 +707,8 @@ class ChunkWriter {
     varchar(a, rec.envClass);
     json(a, rec.extra && Object.keys(rec.extra).length ? rec.extra : null);
     a.appendVarchar(c.rawRef);
+    a.appendNull(); // response_chars and no_answer: computed by DuckDB when the import is recorded
+    a.appendNull();
     a.endRow();
     this.bytes += c.promptText.length + response.length;
     if (rec.steps) {
