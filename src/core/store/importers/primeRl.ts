@@ -26,6 +26,7 @@ import { ImportError, type ImporterItem, type RolloutRecord, type StepRecord } f
 import { classifyCommand } from './actions';
 import { readJsonLines } from './jsonLines';
 import { parsePythonJson } from './pythonJson';
+import { clip, describeType, isRecord, posix } from './util';
 import type { Importer, ReadOptions } from './types';
 
 const PATH = /(?:^|\/)rollouts\/step_(\d+)\/(?:(train|eval)\/(all|effective)\/traces|(train|eval)_rollouts)\.jsonl$/;
@@ -72,7 +73,7 @@ export const primeRlImporter: Importer = {
           }
           value = parsed.value;
         }
-        const result = isObject(value) ? (Array.isArray(value['nodes']) && !('completion' in value) ? fromTrace(value, ctx) : fromOutput(value, ctx)) : `expected a JSON object per line, got ${kind(value)}`;
+        const result = isRecord(value) ? (Array.isArray(value['nodes']) && !('completion' in value) ? fromTrace(value, ctx) : fromOutput(value, ctx)) : `expected a JSON object per line, got ${describeType(value)}`;
         if (typeof result === 'string') yield { error: new ImportError(file, line.line, result, clip(JSON.stringify(value))), at };
         else yield { record: result, at };
       }
@@ -101,21 +102,21 @@ function fromOutput(v: Record_, ctx: Context): RolloutRecord | string {
     response = completion;
   }
   const reward = v['reward'];
-  if (reward !== undefined && reward !== null && typeof reward !== 'number') return `reward: expected a number or null, got ${kind(reward)}`;
+  if (reward !== undefined && reward !== null && typeof reward !== 'number') return `reward: expected a number or null, got ${describeType(reward)}`;
   const metrics = numberMap(v['metrics'], 'metrics');
   if (typeof metrics === 'string') return metrics;
   const exampleId = v['example_id'];
   if (exampleId !== undefined && exampleId !== null && typeof exampleId !== 'number' && typeof exampleId !== 'string') {
-    return `example_id: expected an integer or a string, got ${kind(exampleId)}`;
+    return `example_id: expected an integer or a string, got ${describeType(exampleId)}`;
   }
   const answer = v['answer'];
   const meta = orchestration(v, ctx);
   if (typeof meta === 'string') return meta;
 
   const timing = v['timing'];
-  const totalMs = isObject(timing) && typeof timing['total_ms'] === 'number' ? timing['total_ms'] : null;
+  const totalMs = isRecord(timing) && typeof timing['total_ms'] === 'number' ? timing['total_ms'] : null;
   const usage = v['token_usage'];
-  const outputTokens = isObject(usage) && typeof usage['output_tokens'] === 'number' ? usage['output_tokens'] : null;
+  const outputTokens = isRecord(usage) && typeof usage['output_tokens'] === 'number' ? usage['output_tokens'] : null;
   const stop = v['stop_condition'];
 
   const extra: Record_ = {};
@@ -156,7 +157,7 @@ const TRACE_DROPPED = new Set(['calls', 'agent', 'tools', 'mm_token_type_id_map'
 function fromTrace(v: Record_, ctx: Context): RolloutRecord | string {
   const nodes = v['nodes'] as unknown[];
   for (const [i, node] of nodes.entries()) {
-    if (!isObject(node) || !isMessage(node['message'])) return `nodes[${i}].message: expected a chat message {role, content}, got ${kind(isObject(node) ? node['message'] : node)}`;
+    if (!isRecord(node) || !isMessage(node['message'])) return `nodes[${i}].message: expected a chat message {role, content}, got ${describeType(isRecord(node) ? node['message'] : node)}`;
   }
   const graph = nodes as { parent?: unknown; message: Message; sampled?: unknown }[];
   // The final branch: from the last node back to its root (Trace.messages).
@@ -168,12 +169,12 @@ function fromTrace(v: Record_, ctx: Context): RolloutRecord | string {
   const response = path.slice(cut).map((id) => graph[id]!.message);
 
   const rewards = v['rewards'];
-  if (rewards !== undefined && rewards !== null && !isObject(rewards)) return `rewards: expected an object of {score, weight}, got ${kind(rewards)}`;
+  if (rewards !== undefined && rewards !== null && !isRecord(rewards)) return `rewards: expected an object of {score, weight}, got ${describeType(rewards)}`;
   const components: Record<string, number> = {};
   let reward: number | null = null;
   for (const [name, r] of Object.entries(rewards ?? {})) {
     if (r === null) continue; // scoring did not run
-    if (!isObject(r) || typeof r['score'] !== 'number') return `rewards.${name}: expected {score, weight} or null, got ${kind(r)}`;
+    if (!isRecord(r) || typeof r['score'] !== 'number') return `rewards.${name}: expected {score, weight} or null, got ${describeType(r)}`;
     const weight = typeof r['weight'] === 'number' ? r['weight'] : 1;
     components[name] = r['score'];
     reward = (reward ?? 0) + r['score'] * weight;
@@ -183,13 +184,13 @@ function fromTrace(v: Record_, ctx: Context): RolloutRecord | string {
   const meta = orchestration(v, ctx);
   if (typeof meta === 'string') return meta;
 
-  const task = isObject(v['task']) ? v['task'] : {};
-  const data = isObject(task['data']) ? task['data'] : {};
+  const task = isRecord(v['task']) ? v['task'] : {};
+  const data = isRecord(task['data']) ? task['data'] : {};
   const promptId = typeof task['key'] === 'string' ? task['key'] : typeof task['hash'] === 'string' ? task['hash'] : null;
   let outputTokens: number | null = null;
   for (const call of Array.isArray(v['calls']) ? v['calls'] : []) {
-    const usage = isObject(call) ? call['usage'] : undefined;
-    const n = isObject(usage) ? (usage['completion_tokens'] ?? usage['output_tokens']) : undefined;
+    const usage = isRecord(call) ? call['usage'] : undefined;
+    const n = isRecord(usage) ? (usage['completion_tokens'] ?? usage['output_tokens']) : undefined;
     if (typeof n === 'number') outputTokens = (outputTokens ?? 0) + n;
   }
   const stop = v['stop_condition'];
@@ -226,11 +227,11 @@ function fromTrace(v: Record_, ctx: Context): RolloutRecord | string {
 /** prime-rl's own fields on a record. */
 function orchestration(v: Record_, ctx: Context): { split: Split; groupId: string | null; env: string | null; advantage: number | null } | string {
   const env = v['env_name'];
-  if (env !== undefined && env !== null && typeof env !== 'string') return `env_name: expected a string, got ${kind(env)}`;
-  const group = v['group_id'] ?? (isObject(v['group']) ? v['group']['id'] : undefined);
-  if (group !== undefined && group !== null && typeof group !== 'string' && typeof group !== 'number') return `group_id: expected a string, got ${kind(group)}`;
+  if (env !== undefined && env !== null && typeof env !== 'string') return `env_name: expected a string, got ${describeType(env)}`;
+  const group = v['group_id'] ?? (isRecord(v['group']) ? v['group']['id'] : undefined);
+  if (group !== undefined && group !== null && typeof group !== 'string' && typeof group !== 'number') return `group_id: expected a string, got ${describeType(group)}`;
   const advantage = v['advantage'];
-  if (advantage !== undefined && advantage !== null && typeof advantage !== 'number') return `advantage: expected a number, got ${kind(advantage)}`;
+  if (advantage !== undefined && advantage !== null && typeof advantage !== 'number') return `advantage: expected a number, got ${describeType(advantage)}`;
   const recordKind = v['kind'];
   // The path says train or eval; a record read away from its path says it with `kind`.
   const split: Split = ctx.pathSplit ?? (recordKind === 'eval' ? 'val' : recordKind === 'train' ? 'train' : ctx.fallbackSplit);
@@ -277,8 +278,8 @@ function toSteps(messages: Message[]): StepRecord[] | undefined {
 function toolCalls(m: Message): { name: string; args: unknown }[] {
   const calls = m['tool_calls'];
   if (!Array.isArray(calls)) return [];
-  return calls.filter(isObject).map((c) => {
-    const fn = isObject(c['function']) ? c['function'] : c;
+  return calls.filter(isRecord).map((c) => {
+    const fn = isRecord(c['function']) ? c['function'] : c;
     let args = fn['arguments'];
     if (typeof args === 'string') {
       try {
@@ -297,7 +298,7 @@ const SHELL_TOOL = /^(bash|sh|shell|zsh|terminal|cmd|command|run|exec|execute|ex
 function shellCommand(name: string, args: unknown): string | null {
   if (!SHELL_TOOL.test(name)) return null;
   if (typeof args === 'string') return args;
-  if (!isObject(args)) return null;
+  if (!isRecord(args)) return null;
   for (const key of ['command', 'cmd', 'script', 'bash_command', 'input']) {
     const value = args[key];
     if (typeof value === 'string') return value;
@@ -310,7 +311,7 @@ function shellCommand(name: string, args: unknown): string | null {
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (content === null || content === undefined) return '';
-  if (Array.isArray(content)) return content.map((p) => (isObject(p) && typeof p['text'] === 'string' ? p['text'] : typeof p === 'string' ? p : '')).join('');
+  if (Array.isArray(content)) return content.map((p) => (isRecord(p) && typeof p['text'] === 'string' ? p['text'] : typeof p === 'string' ? p : '')).join('');
   return JSON.stringify(content);
 }
 
@@ -319,20 +320,20 @@ function textOrMessages(value: unknown): string | Message[] | { invalid: string 
   if (Array.isArray(value)) {
     const bad = value.findIndex((m) => !isMessage(m));
     if (bad === -1) return value as Message[];
-    return { invalid: `[${bad}]: expected a chat message {role, content}, got ${kind(value[bad])}` };
+    return { invalid: `[${bad}]: expected a chat message {role, content}, got ${describeType(value[bad])}` };
   }
-  return { invalid: `: expected a string or a list of chat messages, got ${kind(value)}` };
+  return { invalid: `: expected a string or a list of chat messages, got ${describeType(value)}` };
 }
 
 function numberMap(value: unknown, name: string): Record<string, number> | string {
   if (value === undefined || value === null) return {};
-  if (!isObject(value)) return `${name}: expected an object of numbers, got ${kind(value)}`;
+  if (!isRecord(value)) return `${name}: expected an object of numbers, got ${describeType(value)}`;
   const out: Record<string, number> = {};
   for (const [key, n] of Object.entries(value)) {
     if (n === null) continue; // NaN in the dump, or not computed
     if (typeof n === 'number') out[key] = n;
     else if (typeof n === 'boolean') out[key] = n ? 1 : 0;
-    else return `${name}.${key}: expected a number, got ${kind(n)}`;
+    else return `${name}.${key}: expected a number, got ${describeType(n)}`;
   }
   return out;
 }
@@ -340,7 +341,7 @@ function numberMap(value: unknown, name: string): Record<string, number> | strin
 function errorTexts(error: unknown): string[] {
   if (error === null || error === undefined || error === '') return [];
   if (typeof error === 'string') return [error];
-  if (isObject(error)) {
+  if (isRecord(error)) {
     for (const key of ['error_chain_str', 'message', 'error']) {
       const text = error[key];
       if (typeof text === 'string' && text) return [typeof error['type'] === 'string' && key === 'message' ? `${error['type']}: ${text}` : text];
@@ -350,24 +351,9 @@ function errorTexts(error: unknown): string[] {
 }
 
 function isMessage(m: unknown): m is Message {
-  return isObject(m) && typeof m['role'] === 'string';
+  return isRecord(m) && typeof m['role'] === 'string';
 }
 
-function isObject(v: unknown): v is Record_ {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
-function kind(value: unknown): string {
-  if (value === undefined) return 'nothing (missing)';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
 
-function clip(s: string): string {
-  return s.length > 65536 ? s.slice(0, 65536) : s;
-}
 
-function posix(file: string): string {
-  return file.replace(/\\/g, '/');
-}

@@ -24,6 +24,7 @@ import type { Split } from '../../model';
 import { ImportError, type ImporterItem, type RolloutRecord } from '../rows';
 import { readJsonLines } from './jsonLines';
 import { parsePythonJson } from './pythonJson';
+import { clip, describeType, isRecord, posix } from './util';
 import type { Importer, ReadOptions } from './types';
 
 const PATH = /(?:^|\/)dumped_evals\/(?:global_step_(\d+)_evals|eval_only)\/([^/]+)\.jsonl$/;
@@ -71,11 +72,11 @@ export const skyrlImporter: Importer = {
 };
 
 function toRecord(value: unknown, step: number, split: Split): RolloutRecord | string {
-  if (!isObject(value)) return `expected a JSON object per line, got ${kind(value)}`;
+  if (!isRecord(value)) return `expected a JSON object per line, got ${describeType(value)}`;
   const prompt = value['input_prompt'];
-  if (typeof prompt !== 'string') return `input_prompt: expected a string, got ${kind(prompt)}`;
+  if (typeof prompt !== 'string') return `input_prompt: expected a string, got ${describeType(prompt)}`;
   const response = value['output_response'];
-  if (typeof response !== 'string') return `output_response: expected a string, got ${kind(response)}`;
+  if (typeof response !== 'string') return `output_response: expected a string, got ${describeType(response)}`;
 
   // `score` is the generator's reward: a number, or a list of per-token rewards when the
   // environment assigns token-level rewards. A list is summed into the rollout's reward
@@ -88,22 +89,22 @@ function toRecord(value: unknown, step: number, split: Split): RolloutRecord | s
   else if (Array.isArray(score) && score.every((s) => typeof s === 'number' || s === null)) {
     perToken = true;
     reward = (score as (number | null)[]).reduce<number>((a, b) => a + (b ?? 0), 0);
-  } else return `score: expected a number or a list of per-token numbers, got ${kind(score)}`;
+  } else return `score: expected a number or a list of per-token numbers, got ${describeType(score)}`;
 
   const stopReason = value['stop_reason'];
-  if (stopReason !== undefined && stopReason !== null && typeof stopReason !== 'string') return `stop_reason: expected a string or null, got ${kind(stopReason)}`;
+  if (stopReason !== undefined && stopReason !== null && typeof stopReason !== 'string') return `stop_reason: expected a string or null, got ${describeType(stopReason)}`;
   const envClass = value['env_class'];
-  if (envClass !== undefined && envClass !== null && typeof envClass !== 'string') return `env_class: expected a string or null, got ${kind(envClass)}`;
+  if (envClass !== undefined && envClass !== null && typeof envClass !== 'string') return `env_class: expected a string or null, got ${describeType(envClass)}`;
   const dataSource = value['data_source'];
-  if (dataSource !== undefined && dataSource !== null && typeof dataSource !== 'string') return `data_source: expected a string, got ${kind(dataSource)}`;
+  if (dataSource !== undefined && dataSource !== null && typeof dataSource !== 'string') return `data_source: expected a string, got ${describeType(dataSource)}`;
   const envExtras = value['env_extras'];
-  if (envExtras !== undefined && envExtras !== null && !isObject(envExtras)) return `env_extras: expected an object or null, got ${kind(envExtras)}`;
+  if (envExtras !== undefined && envExtras !== null && !isRecord(envExtras)) return `env_extras: expected an object or null, got ${describeType(envExtras)}`;
 
   // skyrl-gym environments read the reference answer from env_extras.reward_spec.ground_truth.
   const rewardSpec = envExtras ? envExtras['reward_spec'] : undefined;
-  const truth = isObject(rewardSpec) ? rewardSpec['ground_truth'] : undefined;
+  const truth = isRecord(rewardSpec) ? rewardSpec['ground_truth'] : undefined;
   const extraInfo = envExtras ? envExtras['extra_info'] : undefined;
-  const index = isObject(extraInfo) ? extraInfo['index'] : undefined;
+  const index = isRecord(extraInfo) ? extraInfo['index'] : undefined;
   const uid = value['uid'];
   const promptId = typeof uid === 'string' || typeof uid === 'number' ? String(uid) : typeof index === 'number' || typeof index === 'string' ? String(index) : null;
 
@@ -137,21 +138,6 @@ function toRecord(value: unknown, step: number, split: Split): RolloutRecord | s
   };
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
 
-function kind(value: unknown): string {
-  if (value === undefined) return 'nothing (missing)';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'a list';
-  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
-}
 
-function clip(s: string): string {
-  return s.length > 65536 ? s.slice(0, 65536) : s;
-}
 
-function posix(file: string): string {
-  return file.replace(/\\/g, '/');
-}

@@ -13,10 +13,17 @@ export function bad(file: string, line: number | null, reason: string, raw?: str
   return { error: new ImportError(file, line, reason, raw), at: { file, line: line ?? undefined, ...at } };
 }
 
+/** How an error message names what it found instead. */
 export function describeType(v: unknown): string {
+  if (v === undefined) return 'nothing (missing)';
   if (v === null) return 'null';
-  if (Array.isArray(v)) return 'an array';
+  if (Array.isArray(v)) return 'a list';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
+}
+
+/** Raw text kept for the quarantine table: at most 64 KiB of it. */
+export function clip(s: string): string {
+  return s.length > 65536 ? s.slice(0, 65536) : s;
 }
 
 /** A finite number, or null for null / NaN / missing; `undefined` when it is not numeric at all. */
