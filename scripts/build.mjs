@@ -35,6 +35,7 @@ const webviews = readdirSync(path.join(root, 'src/webview'), { withFileTypes: tr
 const targets = [
   { ...nodeCommon, entryPoints: { extension: 'src/extension/extension.ts' }, outdir: 'dist' },
   { ...nodeCommon, entryPoints: { client: 'src/extension/client.ts' }, outdir: 'dist' },
+  { ...nodeCommon, entryPoints: { panels: 'src/extension/panels.ts' }, outdir: 'dist' },
   { ...nodeCommon, entryPoints: { server: 'src/server/server.ts' }, outdir: 'dist' },
   { ...nodeCommon, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist' },
   {

@@ -21,6 +21,12 @@ export function activate(context: vscode.ExtensionContext) {
       const { DoctorPanel } = await import('./webviews/doctor/doctorPanel');
       return DoctorPanel.show(context, output);
     }),
+    vscode.commands.registerCommand('evotrainer.showHealthReport', async () => {
+      // The engine (store, diagnostics) is a bundle of its own, loaded on first use.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { HealthPanel } = require(path.join(__dirname, 'panels.js')) as typeof import('./panels');
+      return HealthPanel.show(context, output);
+    }),
     vscode.commands.registerCommand('evotrainer.refreshViews', () => views.forEach((v) => v.refresh())),
   );
 

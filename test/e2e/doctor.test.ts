@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { DoctorReport } from '../../src/core/doctor';
+import { requireSharedData, sweDir } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
 
@@ -18,7 +19,11 @@ describe('real VS Code (code-server in Chromium)', () => {
   before(async () => {
     const workspace = path.join(home, 'harness');
     mkdirSync(workspace);
-    writeFileSync(path.join(workspace, 'evotrainer.yaml'), 'name: e2e-harness\ndomain: math\n');
+    writeFileSync(path.join(workspace, 'evotrainer.yaml'), 'name: e2e-harness\ndomain: swe\n');
+    // The real SWE trajectories, imported with the CLI into the harness's own store.
+    requireSharedData();
+    const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', path.join(sweDir, 'trajs'), '--run', 'swe'], { cwd: workspace, encoding: 'utf8' });
+    assert.equal(imported.status, 0, imported.stderr);
     server = await startCodeServer({ workspace, home });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -75,5 +80,16 @@ describe('real VS Code (code-server in Chromium)', () => {
     }
     await sidebar.getByText('No harness versions yet.').waitFor({ timeout: 15_000 });
     await page.screenshot({ path: path.join(resultsDir, 'activity-bar-views.png') });
+  }));
+
+  it('"EvoTrainer: Show Health Report" renders the health of the real SWE rollouts, with the leak finding', () => withScreenshot(page, 'health', async () => {
+    await runCommand(page, 'EvoTrainer: Show Health Report');
+    const frame = await findFrame(page, '[data-testid="health-report"]', 90_000);
+    assert.equal(await frame.locator('[data-testid="metric-git_history_share"]').getAttribute('data-status'), 'critical');
+    assert.match(await frame.locator('[data-testid="metric-pass_rate"]').innerText(), /73\.9%/);
+    assert.equal(await frame.locator('[data-testid="metric-mean_logprob"]').getAttribute('data-status'), 'n/a');
+    assert.match(await frame.locator('[data-testid="finding-LEAK"]').innerText(), /git history/);
+    assert.match(await frame.locator('[data-testid="failure-modes"]').innerText(), /format error loop/);
+    await page.screenshot({ path: path.join(resultsDir, 'health-webview.png') });
   }));
 });

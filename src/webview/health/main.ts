@@ -1,0 +1,102 @@
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
+import '@vscode-elements/elements/dist/vscode-icon/index.js';
+import { css, html, LitElement, nothing } from 'lit';
+import { customElement, state } from 'lit/decorators.js';
+import { styleMap } from 'lit/directives/style-map.js';
+import { DidChangeHealthNotification, RefreshHealthCommand, type HealthState, type MetricResult } from '../../extension/webviews/health/protocol';
+import { HostConnection } from '../shared/host';
+
+const host = new HostConnection();
+const DIMENSIONS = ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure'] as const;
+
+function show(m: MetricResult): string {
+  if (m.value === null) return 'not available';
+  if (m.unit === 'ratio') return `${(m.value * 100).toFixed(1)}%`;
+  return Math.abs(m.value) >= 100 ? m.value.toFixed(0) : m.value.toFixed(2);
+}
+
+@customElement('evo-health-app')
+export class HealthApp extends LitElement {
+  static override styles = css`
+    :host { display: block; padding: 16px 24px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+    header { display: flex; align-items: center; gap: 12px; margin-bottom: 12px; }
+    h1 { font-size: 1.4em; font-weight: 600; margin: 0; flex: 1; }
+    h2 { font-size: 1.05em; margin: 0 0 8px; text-transform: capitalize; }
+    .meta { color: var(--vscode-descriptionForeground); font-size: 0.9em; }
+    .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 12px; margin: 12px 0 20px; }
+    .card { border: 1px solid var(--vscode-panel-border, var(--vscode-widget-border, #8884)); border-radius: 4px; padding: 10px 12px; background: var(--vscode-editorWidget-background); }
+    .card.alerting { border-color: var(--vscode-editorWarning-foreground); }
+    .card.critical { border-color: var(--vscode-errorForeground); }
+    .row { display: flex; justify-content: space-between; gap: 8px; padding: 2px 0; }
+    .row .name { overflow-wrap: anywhere; }
+    .row .value { font-variant-numeric: tabular-nums; white-space: nowrap; }
+    .na { color: var(--vscode-disabledForeground, var(--vscode-descriptionForeground)); }
+    .row.warning .value { color: var(--vscode-editorWarning-foreground); font-weight: 600; }
+    .row.critical .value { color: var(--vscode-errorForeground); font-weight: 600; }
+    section { margin-top: 16px; }
+    .finding { border-left: 3px solid var(--vscode-editorWarning-foreground); padding: 6px 10px; margin: 6px 0; background: var(--vscode-editorWidget-background); }
+    .finding.critical { border-left-color: var(--vscode-errorForeground); }
+    .finding .title { font-weight: 600; }
+    .bars { display: grid; grid-template-columns: max-content 1fr max-content; gap: 4px 10px; align-items: center; }
+    .bar { height: 10px; background: var(--vscode-charts-blue, var(--vscode-focusBorder)); border-radius: 2px; }
+    .bar.success { background: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
+    .error { color: var(--vscode-errorForeground); }
+  `;
+
+  @state() private view: HealthState = host.initialState<HealthState>();
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    host.onNotification(DidChangeHealthNotification, (s) => {
+      this.view = s;
+    });
+    host.ready();
+  }
+
+  override render() {
+    const { status, report, findings, failureModes, error, store } = this.view;
+    return html`
+      <header>
+        <h1>Health report</h1>
+        ${status === 'loading' ? html`<vscode-progress-ring aria-label="Computing"></vscode-progress-ring>` : nothing}
+        <vscode-button icon="refresh" ?disabled=${status === 'loading'} @click=${() => host.send(RefreshHealthCommand, undefined)}>Refresh</vscode-button>
+      </header>
+      <div class="meta">${store ?? 'no store'}${report ? ` · ${report.rollouts} rollouts in ${report.groups} groups` : ''}</div>
+      ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="health-message">${error}</p>` : nothing}
+      ${status === 'empty' && !error ? html`<p class="meta" data-testid="health-message">No rollouts yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}
+      ${report && report.rollouts ? this.body(report.metrics, findings, failureModes) : nothing}
+    `;
+  }
+
+  private body(metrics: MetricResult[], findings: HealthState['findings'], modes: HealthState['failureModes']) {
+    const max = Math.max(1, ...modes.map((m) => m.count));
+    return html`
+      <section data-testid="health-findings">
+        <h2>Findings</h2>
+        ${findings.length
+          ? findings.map((f) => html`<div class="finding ${f.severity}" data-testid="finding-${f.rule}"><div class="title">${f.rule} · ${f.title}</div><div class="meta">${f.suggestion ?? ''}</div></div>`)
+          : html`<p class="meta">No rule fired.</p>`}
+      </section>
+      <div class="cards" data-testid="health-report">
+        ${DIMENSIONS.map((d) => {
+          const ms = metrics.filter((m) => m.dimension === d);
+          if (!ms.length) return nothing;
+          const worst = ms.some((m) => m.status === 'critical') ? 'critical' : ms.some((m) => m.status === 'warning') ? 'alerting' : '';
+          return html`<div class="card ${worst}">
+            <h2>${d.replace('_', ' ')}</h2>
+            ${ms.map((m) => html`<div class="row ${m.status === 'n/a' ? 'na' : m.status}" title=${m.description} data-testid="metric-${m.name}" data-status=${m.status}>
+              <span class="name">${m.name.replace(/_/g, ' ')}</span><span class="value">${show(m)}</span>
+            </div>`)}
+          </div>`;
+        })}
+      </div>
+      <section>
+        <h2>Failure modes</h2>
+        <div class="bars" data-testid="failure-modes">
+          ${modes.map((m) => html`<span>${m.mode.replace(/_/g, ' ')}</span><div class="bar ${m.mode === 'success' ? 'success' : ''}" style=${styleMap({ width: `${Math.max(2, (100 * m.count) / max)}%` })}></div><span class="meta">${m.count}</span>`)}
+        </div>
+      </section>
+    `;
+  }
+}
