@@ -2,6 +2,8 @@ import { describeFlags, parseArgs, UsageError } from './args';
 import type { Command } from './command';
 import { diagnose, health, metric } from './commands/diagnose';
 import { doctor } from './commands/doctor';
+import { judge } from './commands/judge';
+import { labels } from './commands/labels';
 import { harnessCommands } from './commands/harness';
 import { importCommand } from './commands/import';
 import { rollouts } from './commands/rollouts';
@@ -15,6 +17,8 @@ const commands: Record<string, Command> = {
   health,
   diagnose,
   metric,
+  judge,
+  labels,
   ...harnessCommands,
 };
 

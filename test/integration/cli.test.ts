@@ -48,7 +48,9 @@ describe('evotrainer CLI (built bundle, real processes)', () => {
   });
 
   it('prints help and version', () => {
-    assert.match(cli(['--help']).stdout, /Usage: evotrainer <command>/);
+    const help = cli(['--help']).stdout;
+    assert.match(help, /Usage: evotrainer <command>/);
+    for (const c of ['doctor', 'import', 'rollouts', 'health', 'diagnose', 'metric', 'judge', 'labels']) assert.match(help, new RegExp(`\\n  ${c} `), c);
     assert.match(cli(['doctor', '--help']).stdout, /--json/);
     const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { version: string };
     assert.equal(cli(['--version']).stdout.trim(), pkg.version);

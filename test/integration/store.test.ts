@@ -137,6 +137,15 @@ describe('rollout store (real DuckDB, real files)', () => {
     });
   });
 
+  it('concurrent lookups each get their own rollout', async () => {
+    const dir = tempDir();
+    await withStore(path.join(dir, 'store.duckdb'), async (s) => {
+      await s.import([path.join(fixtures, 'verl')], { run: 'r' });
+      const got = await Promise.all([1, 2, 3, 4, 5, 6, 7, 1, 7].map((id) => s.getRollout(id)));
+      assert.deepEqual(got.map((g) => g!.rollout.id), [1, 2, 3, 4, 5, 6, 7, 1, 7]);
+    });
+  });
+
   it('re-importing the same file adds nothing', async () => {
     const dir = tempDir();
     await withStore(path.join(dir, 'store.duckdb'), async (s) => {

@@ -5,35 +5,21 @@ import { evaluateRules } from '../../core/diagnose/rules';
 import { validateMetric } from '../../core/diagnose/validate';
 import { UsageError } from '../args';
 import { flagString, out, type Command } from '../command';
+import { SCOPE_FLAGS, scopeFromFlags } from '../scope';
 import { STORE_FLAG, withStore } from '../store';
+import { findHarnessRoot } from '../../core/harness/locate';
+import { evaluateUserDiagnostics, formatProblem } from '../../core/diagnose/userDiagnostics';
 
-const SCOPE_FLAGS = {
-  run: { type: 'string', description: 'only this run' },
-  version: { type: 'string', description: 'only this version' },
-  split: { type: 'string', description: 'train or val' },
-  steps: { type: 'string', description: 'step range A:B (inclusive)' },
+const FLAGS = {
+  ...SCOPE_FLAGS,
   json: { type: 'boolean', description: 'print JSON' },
+  harness: { type: 'string', description: 'harness repo with diagnostics/ (default: the one containing the working directory)' },
   ...STORE_FLAG,
 } as const;
 
-function scopeOf(flags: Record<string, string | boolean>): Scope {
-  const scope: Scope = {};
-  const run = flagString(flags, 'run');
-  const version = flagString(flags, 'version');
-  const split = flagString(flags, 'split');
-  const steps = flagString(flags, 'steps');
-  if (run) scope.run = run;
-  if (version) scope.version = version;
-  if (split) {
-    if (split !== 'train' && split !== 'val') throw new UsageError('--split must be train or val');
-    scope.split = split;
-  }
-  if (steps) {
-    const m = /^(\d+):(\d+)$/.exec(steps);
-    if (!m) throw new UsageError(`--steps must be A:B, got "${steps}"`);
-    scope.steps = [Number(m[1]), Number(m[2])];
-  }
-  return scope;
+/** User metrics and rules of the harness (diagnostics/), when there is one. */
+function harnessOf(flags: Record<string, string | boolean>): string | null {
+  return flagString(flags, 'harness') ?? findHarnessRoot(process.cwd());
 }
 
 const fmt = (v: number | null, unit: string) => (v === null ? 'not available' : unit === 'ratio' ? `${(v * 100).toFixed(1)}%` : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
@@ -61,24 +47,36 @@ function describeScope(s: Scope): string {
 
 export const health: Command = {
   summary: 'the health report: every metric of the catalog over a run, version or step range, with alerts',
-  flags: SCOPE_FLAGS,
+  flags: FLAGS,
   async run(flags) {
-    const scope = scopeOf(flags);
-    const report = await withStore(flags, (s) => computeHealth(s, scope));
-    out(flags.json ? JSON.stringify(report, null, 2) : healthText(report));
+    const scope = scopeFromFlags(flags);
+    const root = harnessOf(flags);
+    const { report, problems } = await withStore(flags, async (s) => {
+      const report = await computeHealth(s, scope);
+      if (!root) return { report, problems: [] as string[] };
+      const user = await evaluateUserDiagnostics(s, root, scope, { health: report });
+      report.metrics.push(...user.metrics);
+      report.alerts.push(...user.metrics.filter((m) => m.status === 'warning' || m.status === 'critical'));
+      return { report, problems: user.problems.map(formatProblem) };
+    });
+    out(flags.json ? JSON.stringify({ ...report, problems }, null, 2) : healthText(report) + problemsText(problems));
     return 0;
   },
 };
 
 export const diagnose: Command = {
   summary: 'findings: rules R1–R6 and the leak rule over metrics and their trends, and the failure modes of rollouts',
-  flags: SCOPE_FLAGS,
+  flags: FLAGS,
   async run(flags) {
-    const scope = scopeOf(flags);
+    const scope = scopeFromFlags(flags);
     const result = await withStore(flags, async (s) => {
       const h = await computeHealth(s, scope);
       const series = await computeSeries(s, scope);
       const findings = evaluateRules({ health: h, series });
+      const root = harnessOf(flags);
+      const user = root ? await evaluateUserDiagnostics(s, root, scope, { health: h, series }) : null;
+      if (user) findings.push(...user.findings);
+      const problems = [...(user?.problems.map(formatProblem) ?? []), ...(user?.notes ?? [])];
       await ensureFeatures(s);
       await s.conn.run(FAILURE_MODE_VIEW);
       const { sql, params } = scopeWhere(scope);
@@ -86,7 +84,7 @@ export const diagnose: Command = {
         `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes ${sql} group by 1 order by n desc`,
         params,
       );
-      return { scope, rollouts: h.rollouts, findings, failureModes: modes.map((m) => ({ ...m, examples: m.examples.map(Number), suggestedLayer: SUGGESTED_LAYER[m.failure_mode] })), series: series.map((p) => p.label) };
+      return { scope, rollouts: h.rollouts, findings, problems, failureModes: modes.map((m) => ({ ...m, examples: m.examples.map(Number), suggestedLayer: SUGGESTED_LAYER[m.failure_mode] })), series: series.map((p) => p.label) };
     });
     if (flags.json) {
       out(JSON.stringify(result, null, 2));
@@ -97,20 +95,24 @@ export const diagnose: Command = {
     for (const f of result.findings) lines.push(`[${f.severity.toUpperCase()}] ${f.rule} ${f.title}`, `    ${f.suggestion}`);
     lines.push('', 'Failure modes:');
     for (const m of result.failureModes) lines.push(`  ${m.failure_mode.padEnd(22)} ${String(m.n).padStart(6)}  e.g. ${m.examples.join(', ')}${m.suggestedLayer ? `  → ${m.suggestedLayer}` : ''}`);
-    out(lines.join('\n'));
+    out(lines.join('\n') + problemsText(result.problems));
     return 0;
   },
 };
 
+function problemsText(problems: string[]): string {
+  return problems.length ? `\n\nHarness diagnostics that could not run (the rest did):\n${problems.map((p) => `  ${p}`).join('\n')}` : '';
+}
+
 export const metric: Command = {
   summary: 'metric validate NAME: how well a metric separates successful from failed rollouts (AUC, effect size, bootstrap 95% CI)',
   usage: 'evotrainer metric validate NAME|--all [options]',
-  flags: { ...SCOPE_FLAGS, all: { type: 'boolean', description: 'every metric with a per-rollout value' } },
+  flags: { ...FLAGS, all: { type: 'boolean', description: 'every metric with a per-rollout value' } },
   async run(flags, [sub, name]) {
     if (sub !== 'validate') throw new UsageError('use `metric validate NAME` (or `metric validate --all`)');
     const names = flags.all ? CATALOG.filter((d) => d.feature).map((d) => d.name) : name ? [name] : [];
     if (!names.length) throw new UsageError('name a metric, or pass --all');
-    const scope = scopeOf(flags);
+    const scope = scopeFromFlags(flags);
     const results = await withStore(flags, async (s) => {
       const rs = [];
       for (const n of names) {

@@ -560,15 +560,24 @@ export class RolloutStore {
 
   private readonly prepared = new Map<string, DuckDBPreparedStatement>();
 
-  /** Runs a statement prepared once per store (point lookups: planning dominates their cost). */
-  private async preparedAll<T>(sql: string, params: DuckDBValue[]): Promise<T[]> {
-    let stmt = this.prepared.get(sql);
-    if (!stmt) {
-      stmt = await this.conn.prepare(sql);
-      this.prepared.set(sql, stmt);
-    }
-    stmt.bind(params);
-    return (await stmt.runAndReadAll()).getRowObjectsJS().map(normalizeRow) as T[];
+  private preparedQueue: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Runs a statement prepared once per store (point lookups: planning dominates their
+   * cost). A prepared statement holds one set of parameters, so calls take turns.
+   */
+  private preparedAll<T>(sql: string, params: DuckDBValue[]): Promise<T[]> {
+    const next = this.preparedQueue.then(async () => {
+      let stmt = this.prepared.get(sql);
+      if (!stmt) {
+        stmt = await this.conn.prepare(sql);
+        this.prepared.set(sql, stmt);
+      }
+      stmt.bind(params);
+      return (await stmt.runAndReadAll()).getRowObjectsJS().map(normalizeRow) as T[];
+    });
+    this.preparedQueue = next.catch(() => undefined);
+    return next;
   }
 
   async getRollout(id: number): Promise<{ rollout: RolloutRow; steps: StepRow[] } | null> {

@@ -1,0 +1,131 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { computeHealth } from '../../src/core/diagnose/health';
+import { evaluateUserDiagnostics, formatProblem, parseUserMetric, parseUserRules } from '../../src/core/diagnose/userDiagnostics';
+import { RolloutStore } from '../../src/core/store/store';
+import { requireSharedData, sweDir } from '../helpers/data';
+import { commandMix, writeTrajectory } from '../helpers/synth';
+import { repoRoot, tempDir } from '../helpers/tmp';
+
+/** test/fixtures/diagnostics/user-harness: two working metrics, two broken ones, two working rules, two broken ones. */
+const harness = path.join(repoRoot, 'test', 'fixtures', 'diagnostics', 'user-harness');
+const rel = (f: string) => path.relative(harness, f);
+
+describe('user metrics and rules on the real SWE set', () => {
+  let store: RolloutStore;
+  before(async () => {
+    requireSharedData();
+    store = await RolloutStore.open(':memory:');
+    await store.import([path.join(sweDir, 'trajs')], { run: 'swe' });
+    // Another run in the same store: scoped metrics must not see it.
+    const gen = tempDir('evotrainer-user-gen-');
+    for (let k = 0; k < 5; k++) writeTrajectory(gen, `gen-${k}`, { commands: commandMix(1, 1, 1), resolved: true });
+    await store.import([path.join(gen, 'trajs')], { run: 'gen' });
+  });
+  after(() => store.close());
+
+  it('evaluates working metrics and rules next to the built-ins; broken files are reported with file (and line), the rest still runs', async () => {
+    const files = readdirSync(path.join(sweDir, 'trajs'));
+    const long = files.filter((f) => (JSON.parse(readFileSync(path.join(sweDir, 'trajs', f), 'utf8')) as { messages: { role: string }[] }).messages.filter((m) => m.role === 'assistant').length > 30).length;
+    const resolved = (JSON.parse(readFileSync(path.join(sweDir, 'labels.json'), 'utf8')) as { instances: { resolved: boolean }[] }).instances.filter((i) => i.resolved).length;
+
+    const r = await evaluateUserDiagnostics(store, harness, { run: 'swe' });
+    const metric = (n: string) => r.metrics.find((m) => m.name === n);
+    // Per-rollout metric: the mean of its rows, checked against a count from the trajectory files.
+    assert.ok(Math.abs(metric('long_trajectory')!.value! - long / files.length) < 1e-12, `${metric('long_trajectory')!.value} vs ${long}/${files.length}`);
+    assert.equal(metric('long_trajectory')!.dimension, 'efficiency');
+    // Aggregate metric, scoped to the run (the 'gen' run's five resolved rollouts are not counted).
+    assert.ok(Math.abs(metric('resolved_share')!.value! - resolved / files.length) < 1e-12);
+    assert.equal(metric('resolved_share')!.status, 'warning', 'its header threshold "< 0.8" fires');
+    assert.deepEqual(metric('resolved_share')!.threshold, { severity: 'warning', op: '<', value: 0.8 });
+    const whole = await evaluateUserDiagnostics(store, harness, {});
+    assert.ok(Math.abs(whole.metrics.find((m) => m.name === 'resolved_share')!.value! - (resolved + 5) / (files.length + 5)) < 1e-12, 'unscoped sees both runs');
+    assert.equal((await store.one<{ n: number }>('select count(*) as n from rollouts'))!.n, files.length + 5, 'the scoped views are gone afterwards');
+
+    // The working rule fires with its evidence; the quiet one does not.
+    assert.deepEqual(r.findings.map((f) => f.rule), ['long-trajectories-fail']);
+    const f = r.findings[0]!;
+    assert.equal(f.severity, 'warning');
+    assert.equal(f.title, 'Most trajectories are long and many fail');
+    assert.deepEqual(f.evidence.map((e) => e.metric), ['long_trajectory', 'pass_rate']);
+    assert.match(f.suggestion!, /Suggested layer: environment \(turn limit\)/);
+    assert.deepEqual(r.loaded.rules, ['long-trajectories-fail', 'collapsed-pass-rate']);
+
+    const problems = r.problems.map((p) => `${rel(p.file)}${p.line ? `:${p.line}` : ''}${p.column ? `:${p.column}` : ''}: ${p.message}`);
+    assert.equal(problems.length, 4, problems.join('\n'));
+    assert.ok(problems.some((p) => /^diagnostics\/metrics\/broken_table\.sql:4: SQL error: .*rollout_featurez/.test(p)), problems.join('\n'));
+    assert.ok(problems.some((p) => /^diagnostics\/metrics\/no_value\.sql: returns no "value" column/.test(p)));
+    assert.ok(problems.some((p) => /^diagnostics\/rules\/broken_yaml\.yaml:6:1: YAML: /.test(p)), problems.join('\n'));
+    assert.ok(problems.some((p) => /^diagnostics\/rules\/unknown_metric\.yaml:3:11: rule "typo": unknown metric "pass_rat"/.test(p)));
+    assert.match(formatProblem(r.problems[0]!), /broken_table\.sql:4: /);
+  });
+
+  it('reuses a health report the caller already has', async () => {
+    const health = await computeHealth(store, { run: 'swe' });
+    health.metrics = health.metrics.map((m) => (m.name === 'pass_rate' ? { ...m, value: 0.95 } : m));
+    const r = await evaluateUserDiagnostics(store, harness, { run: 'swe' }, { health });
+    assert.deepEqual(r.findings, [], 'with pass_rate 0.95 (given) the rule does not fire');
+  });
+});
+
+describe('user rules: parsing and trends', () => {
+  const known = new Set(['pass_rate', 'turns', 'my_metric']);
+
+  it('reports schema errors at their line and column', () => {
+    const text = ['- id: a', '  when: {metric: turns, trend: sideways}', '  then: {title: t, severity: warning, layer: x}', '- id: b', '  when:', '    all: []', '  then: {title: t, severity: loud, layer: x}', '- id: c', '  when: {metric: turns, trend: rising over 4}', '  then: {title: ok, severity: info, layer: behavior}'].join('\n');
+    const r = parseUserRules('/h/r.yaml', text, known);
+    assert.deepEqual(r.rules.map((x) => x.id), ['c']);
+    assert.deepEqual(r.rules[0]!.when, { kind: 'trend', metric: 'turns', direction: 'rising', over: 4, line: 9 });
+    const p = r.problems.map((x) => `${x.line}:${x.column} ${x.message}`);
+    assert.ok(p.some((x) => /^2:32 rule "a": trend is "rising" or "falling"/.test(x)), p.join('\n'));
+    assert.ok(p.some((x) => /^6:10 rule "b": "all" takes a non-empty list/.test(x)), p.join('\n'));
+    assert.ok(p.some((x) => /^7:30 rule "b": then.severity is one of info, warning, critical/.test(x)), p.join('\n'));
+  });
+
+  it('user metric headers and statement checks', () => {
+    const ok = parseUserMetric('/h/m.sql', '-- unit: turns\n-- warning: >= 3\nselect 1 as value;\n');
+    assert.equal(ok.metric!.unit, 'turns');
+    assert.deepEqual(ok.metric!.thresholds, [{ severity: 'warning', op: '>=', value: 3 }]);
+    assert.equal(ok.metric!.sql.trim().endsWith(';'), false);
+    const two = parseUserMetric('/h/m.sql', 'select 1 as value;\ndelete from rollouts;\n');
+    assert.match(two.problems[0]!.message, /more than one statement/);
+    assert.equal(parseUserMetric('/h/m.sql', "select ';' as value").problems.length, 0, 'a ; inside a string is fine');
+    assert.match(parseUserMetric('/h/m.sql', 'drop table rollouts').problems[0]!.message, /must be one SELECT/);
+    assert.equal(parseUserMetric('/h/m.sql', '-- unit: furlongs\nselect 1 as value').problems[0]!.line, 1);
+    assert.match(parseUserMetric('/h/pass_rate.sql', 'select 1 as value').problems[0]!.message, /is a built-in metric/);
+  });
+
+  it('a trend rule over a user metric fires when it rises across versions, and not when it falls', async () => {
+    const build = async (turnsByVersion: number[]) => {
+      const store = await RolloutStore.open(':memory:');
+      const root = tempDir('evotrainer-user-trend-');
+      for (const [i, n] of turnsByVersion.entries()) {
+        const dir = path.join(root, `v${i + 1}`);
+        for (let k = 0; k < 4; k++) writeTrajectory(dir, `t-${i}-${k}`, { commands: commandMix(n, 2, 2), resolved: k % 2 === 0 });
+        await store.import([path.join(dir, 'trajs')], { run: 'r', version: `v${i + 1}` });
+      }
+      const h = path.join(root, 'harness');
+      mkdirSync(path.join(h, 'diagnostics', 'metrics'), { recursive: true });
+      mkdirSync(path.join(h, 'diagnostics', 'rules'), { recursive: true });
+      writeFileSync(path.join(h, 'diagnostics', 'metrics', 'search_calls.sql'), '-- unit: count\nselect id, searches as value from rollout_features\n');
+      writeFileSync(
+        path.join(h, 'diagnostics', 'rules', 'searching.yaml'),
+        'id: search-spiral\nwhen:\n  all:\n    - {metric: search_calls, trend: rising, over: 3}\n    - not: {metric: pass_rate, op: ">", value: 0.9}\nthen: {title: Searching more and more, severity: warning, layer: behavior}\n',
+      );
+      const r = await evaluateUserDiagnostics(store, h, { run: 'r' });
+      store.close();
+      return r;
+    };
+    const rising = await build([2, 5, 9]);
+    assert.deepEqual(rising.findings.map((f) => f.rule), ['search-spiral']);
+    assert.match(rising.findings[0]!.suggestion!, /search_calls rising over 3: 2 → 5 → 9/);
+    assert.equal(rising.metrics.find((m) => m.name === 'search_calls')!.value, (2 + 5 + 9) / 3);
+    const falling = await build([9, 5, 2]);
+    assert.deepEqual(falling.findings, []);
+    const short = await build([2, 5]);
+    assert.deepEqual(short.findings, []);
+    assert.match(short.notes[0]!, /search-spiral .* undecided: search_calls has 2 evaluation\(s\), the trend needs 3/);
+  });
+});
