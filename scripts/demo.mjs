@@ -3,7 +3,7 @@
 //   --check        start, verify the page answers, stop (for scripts and CI)
 //   --port N       preferred port (default 8080, or EVOTRAINER_DEMO_PORT)
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { startCodeServer } from './code-server.mjs';
 import { ensureE2E } from './e2e-setup.mjs';
@@ -25,13 +25,16 @@ console.log('== preparing the editor runtime (code-server, Node 24; first run ta
 ensureE2E();
 
 const workspace = path.join(root, 'demo-workspace');
+const evotrainer = (...a) => run(process.execPath, [path.join(root, 'bin', 'evotrainer.js'), ...a], { cwd: workspace });
 if (!existsSync(path.join(workspace, '.git'))) {
-  console.log(`== creating the sample harness in ${workspace}`);
-  cpSync(path.join(root, 'harness-templates', 'starter'), workspace, { recursive: true });
-  const git = (...a) => run('git', ['-c', 'user.name=EvoTrainer demo', '-c', 'user.email=demo@evotrainer.invalid', ...a], { cwd: workspace, stdio: 'ignore' });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'v0: starter harness');
+  console.log(`== creating the sample harness in ${workspace} (evotrainer init)`);
+  run(process.execPath, [path.join(root, 'bin', 'evotrainer.js'), 'init', workspace]);
+}
+// Real rollouts to look at: the SWE trajectories shipped beside the project, when present.
+const swe = path.join(root, '..', 'shared', 'data', 'swe-mini-swe-agent', 'trajs');
+if (existsSync(swe) && !existsSync(path.join(workspace, '.evotrainer', 'store.duckdb'))) {
+  console.log('== importing the sample SWE trajectories into the harness store');
+  evotrainer('import', swe, '--run', 'swe-sample');
 }
 
 console.log('== environment');
@@ -41,7 +44,7 @@ const home = path.join(root, '.cache', 'demo');
 mkdirSync(home, { recursive: true });
 const server = await startCodeServer({ workspace, home, vsix: path.join(root, 'evotrainer.vsix'), port });
 console.log(`\nEvoTrainer is running in VS Code at ${server.url}`);
-console.log('Open it in a browser, then run "EvoTrainer: Check Environment" from the command palette (F1).');
+console.log('Open it in a browser, then run "EvoTrainer: Check Environment" or "EvoTrainer: Show Health Report" from the command palette (F1).');
 
 if (check) {
   const res = await fetch(server.url);

@@ -14,6 +14,9 @@ describe('npm run demo', () => {
     const ws = path.join(repoRoot, 'demo-workspace');
     assert.ok(existsSync(path.join(ws, 'evotrainer.yaml')));
     const log = spawnSync('git', ['log', '--format=%s'], { cwd: ws, encoding: 'utf8' });
-    assert.match(log.stdout, /v0: starter harness/);
+    assert.match(log.stdout, /v0/);
+    const lineage = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'lineage', '--json'], { cwd: ws, encoding: 'utf8' });
+    assert.equal(lineage.status, 0, lineage.stderr);
+    assert.match(lineage.stdout, /"v0"/);
   });
 });

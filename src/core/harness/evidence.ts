@@ -1,4 +1,4 @@
-import type { GateDecision, Hypothesis, Intervention, VersionId, VersionStatus } from '../model';
+import type { GateDecision, Hypothesis, Intervention, Layer, VersionId, VersionStatus } from '../model';
 import { casRef, catFileBatch, git, gitOut, hashObject, lsTree, mktree, revParse, ZERO_OID, type TreeEntry } from './git';
 import { HarnessError, LEDGER_REF, type Harness } from './repo';
 
@@ -46,6 +46,7 @@ export interface LedgerEntry {
   /** The intervention commit (or `base` until one is recorded). */
   commit: string;
   status: VersionStatus;
+  layer: Layer;
   createdAt: string;
   hypothesis: Hypothesis | null;
   intervention: Intervention | null;
@@ -102,10 +103,12 @@ function parseEntries(files: Map<string, string | null>): Map<VersionId, LedgerE
 export async function readLedger(h: Harness): Promise<Ledger> {
   const { oid, remote } = await ledgerHead(h);
   if (!oid) return { head: null, remote: false, entries: new Map(), promoted: null };
-  const files = (await lsTree(h.root, `${oid}:versions`)).filter((e) => e.name.endsWith('.json')).map((e) => `${oid}:versions/${e.name}`);
-  const blobs = await catFileBatch(h.root, [...files, `${oid}:promoted.json`]);
-  const promotedText = blobs.get(`${oid}:promoted.json`);
-  blobs.delete(`${oid}:promoted.json`);
+  // By blob id: cat-file then skips a tree walk per file.
+  const files = (await lsTree(h.root, `${oid}:versions`)).filter((e) => e.name.endsWith('.json'));
+  const promotedId = (await lsTree(h.root, `${oid}^{tree}`)).find((e) => e.name === 'promoted.json')?.oid;
+  const blobs = await catFileBatch(h.root, promotedId ? [...files.map((f) => f.oid), promotedId] : files.map((f) => f.oid));
+  const promotedText = promotedId ? blobs.get(promotedId) : null;
+  if (promotedId) blobs.delete(promotedId);
   return { head: oid, remote, entries: parseEntries(blobs), promoted: promotedText ? (JSON.parse(promotedText) as PromotedLine) : null };
 }
 

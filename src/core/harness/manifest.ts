@@ -134,17 +134,27 @@ export function checkManifest(text: string): { manifest: Manifest | null; proble
     problems.push({ severity: 'error', line: 1, column: 1, length: 1, message: 'evotrainer.yaml must be a mapping of keys (name, domain, primary_metric, …).' });
     return { manifest: null, problems };
   }
-  const parsed = manifestSchema.safeParse(doc.toJS());
+  const js = doc.toJS() as Record<string, unknown>;
+  const parsed = manifestSchema.safeParse(js);
   if (parsed.success) return { manifest: parsed.data, problems };
+  const absent = (p: readonly PropertyKey[]) => {
+    let v: unknown = js;
+    for (const seg of p) {
+      if (v === null || typeof v !== 'object' || !(seg in (v as object))) return true;
+      v = (v as Record<PropertyKey, unknown>)[seg];
+    }
+    return false;
+  };
+  const missing = (i: (typeof parsed.error.issues)[number]) => i.code === 'invalid_type' && absent(i.path);
   // Missing keys first, in schema order, as the editor lists them.
-  const issues = [...parsed.error.issues].sort((a, b) => Number(b.code === 'invalid_type' && b.input === undefined) - Number(a.code === 'invalid_type' && a.input === undefined));
+  const issues = [...parsed.error.issues].sort((a, b) => Number(missing(b)) - Number(missing(a)));
   for (const issue of issues) {
     const dotted = issue.path.map(String).join('.');
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys) {
         at(locate(doc, issue.path, key), 'warning', `Unknown key "${[...issue.path.map(String), key].join('.')}" (not part of the evotrainer.yaml schema; a typo?).`);
       }
-    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+    } else if (missing(issue)) {
       at(locate(doc, issue.path.slice(0, -1)), 'error', `Missing required key "${dotted}".`);
     } else {
       at(locate(doc, issue.path), 'error', `${dotted || 'manifest'}: ${issue.message}`);
@@ -152,7 +162,6 @@ export function checkManifest(text: string): { manifest: Manifest | null; proble
   }
   if (problems.some((p) => p.severity === 'error')) return { manifest: null, problems };
   // Unknown keys alone do not make a manifest unusable: validate again without them.
-  const js = doc.toJS() as Record<string, unknown>;
   for (const issue of parsed.error.issues) {
     if (issue.code !== 'unrecognized_keys') continue;
     let obj: unknown = js;
@@ -186,7 +195,7 @@ export function hashContent(content: Buffer | string): string {
 export function withEvalHash(text: string, hash: string): string {
   const doc = parseDocument(text);
   doc.setIn(['eval_set', 'hash'], hash);
-  return doc.toString();
+  return doc.toString({ flowCollectionPadding: false });
 }
 
 /** Does `p` fall under the boundary entry `entry` (a file, or a folder with or without "/")? */

@@ -18,6 +18,8 @@ export interface Harness {
   commitEnv: NodeJS.ProcessEnv;
   /** Who is acting, for the ledger. */
   actor: string;
+  /** Told about each interrupted operation `reconcile` completes (the CLI prints them). */
+  onRepair?: (message: string) => void;
 }
 
 export const EVO_PREFIX = 'refs/heads/evo/';

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 
 /**
  * TEST HOOK for the kill-safety tests, inert unless both variables are set:
@@ -6,12 +6,14 @@ import { writeFileSync } from 'node:fs';
  * (between two writes of a multi-step operation), write `EVOTRAINER_TEST_PAUSE_FILE`
  * so the test knows it got there, and wait forever for the test's SIGKILL.
  * Points: version-new:after-ledger, version-commit:after-commit, promote:after-ledger,
- * skill-apply:after-ledger, init:after-commit.
+ * skill-apply:after-ledger, init:before-rename.
  */
 export async function testPause(point: string): Promise<void> {
   const at = process.env.EVOTRAINER_TEST_PAUSE_AT;
   const file = process.env.EVOTRAINER_TEST_PAUSE_FILE;
   if (!at || !file || at !== point) return;
-  writeFileSync(file, `${process.pid} ${point}\n`);
+  // Written whole, then renamed: the test never reads a half-written file.
+  writeFileSync(`${file}.tmp`, `${process.pid} ${point}\n`);
+  renameSync(`${file}.tmp`, file);
   await new Promise<never>(() => setInterval(() => undefined, 1 << 30));
 }
