@@ -41,6 +41,6 @@ export function parseArgs(argv: readonly string[], spec: FlagSpec): Parsed {
 
 export function describeFlags(spec: FlagSpec): string {
   return Object.entries(spec)
-    .map(([n, d]) => `  --${n}${d.type === 'string' ? ' VALUE' : ''}`.padEnd(24) + d.description)
+    .map(([n, d]) => `${`  --${n}${d.type === 'string' ? ' VALUE' : ''}`.padEnd(23)} ${d.description}`)
     .join('\n');
 }
