@@ -46,4 +46,12 @@ describe('JSONL reader', () => {
     assert.equal(lines[1]!.raw, 'not json');
     assert.deepEqual(lines[2]!.value, { a: 2 });
   });
+
+  it("reads Python's bare NaN and Infinity as null, and only outside strings", async () => {
+    const dir = tempDir();
+    const f = path.join(dir, 'py.jsonl');
+    writeFileSync(f, '{"score": NaN, "adv": -Infinity, "text": "NaN stays"}\n');
+    const [l] = await all(f);
+    assert.deepEqual(l!.value, { score: null, adv: null, text: 'NaN stays' });
+  });
 });

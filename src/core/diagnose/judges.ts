@@ -17,6 +17,7 @@
  *   and keeps what was done.
  */
 import { createHash } from 'node:crypto';
+import { seededRandom } from '../util/random';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument } from 'yaml';
@@ -135,17 +136,7 @@ export interface Sample {
   strata: Record<string, { population: number; sampled: number }>;
 }
 
-/** A seeded generator (mulberry32): the same seed draws the same sample. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../util/random';
 
 /**
  * A stratified sample of `n` rollouts of a scope: strata = correctness × failure mode,

@@ -1,3 +1,4 @@
+import { seededRandom } from '../util/random';
 import type { RolloutStore } from '../store/store';
 import { metricByName } from './catalog';
 import { ensureFeatures, scopeWhere, type Scope } from './health';
@@ -42,20 +43,8 @@ export function cohensD(a: number[], b: number[]): number {
   return pooled === 0 ? 0 : (ma - mb) / pooled;
 }
 
-/** A seeded generator, so that bootstrap intervals are reproducible. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function bootstrap(pos: number[], neg: number[], stat: (p: number[], n: number[]) => number, reps: number, seed: number): [number, number] {
-  const rnd = mulberry32(seed);
+  const rnd = seededRandom(seed);
   const pick = (xs: number[]) => Array.from({ length: xs.length }, () => xs[Math.floor(rnd() * xs.length)]!);
   const vals: number[] = [];
   for (let i = 0; i < reps; i++) vals.push(stat(pick(pos), pick(neg)));

@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { parsePythonJson } from './pythonJson';
 
 export interface JsonLine {
   /** Parsed value, or undefined when the line is not valid JSON (see `error`). */
@@ -17,7 +18,8 @@ const NL = 0x0a;
 /**
  * Streams a JSONL file line by line from `startOffset`, memory bounded by the longest
  * line (10 MB lines are fine). Blank lines are skipped. `onChunk` sees every byte read
- * (the store hashes them in the same pass). A last line with no newline is
+ * (the store hashes them in the same pass). Python's bare NaN / Infinity tokens (what
+ * json.dumps writes for non-finite floats) read as null. A last line with no newline is
  * taken only when it parses: a run still writing it is "not yet", not an error.
  */
 export async function* readJsonLines(file: string, startOffset = 0, startLine = 1, onChunk?: (bytes: Buffer) => void): AsyncGenerator<JsonLine> {
@@ -62,6 +64,9 @@ function parseLine(buf: Buffer, line: number, endOffset: number): JsonLine | nul
   try {
     return { value: JSON.parse(text), line, endOffset };
   } catch (err) {
+    // Python trainers write json.dumps output: a NaN or infinite float is a bare token there.
+    const python = parsePythonJson(text);
+    if (python) return { value: python.value, line, endOffset };
     return { error: (err as Error).message, raw: text.length > 65536 ? text.slice(0, 65536) : text, line, endOffset };
   }
 }

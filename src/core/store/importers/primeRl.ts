@@ -25,7 +25,6 @@ import type { Split } from '../../model';
 import { ImportError, type ImporterItem, type RolloutRecord, type StepRecord } from '../rows';
 import { classifyCommand } from './actions';
 import { readJsonLines } from './jsonLines';
-import { parsePythonJson } from './pythonJson';
 import { clip, describeType, isRecord, posix } from './util';
 import type { Importer, ReadOptions } from './types';
 
@@ -63,16 +62,11 @@ export const primeRlImporter: Importer = {
     try {
       for await (const line of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
         const at = { file, line: line.line, endOffset: line.endOffset };
-        let value = line.value;
         if (line.error !== undefined) {
-          // Python's json.dumps writes a NaN reward or metric as a bare NaN token.
-          const parsed = line.raw !== undefined ? parsePythonJson(line.raw) : null;
-          if (!parsed) {
-            yield { error: new ImportError(file, line.line, `not valid JSON: ${line.error}`, line.raw), at };
-            continue;
-          }
-          value = parsed.value;
+          yield { error: new ImportError(file, line.line, `not valid JSON: ${line.error}`, line.raw), at };
+          continue;
         }
+        const value = line.value;
         const result = isRecord(value) ? (Array.isArray(value['nodes']) && !('completion' in value) ? fromTrace(value, ctx) : fromOutput(value, ctx)) : `expected a JSON object per line, got ${describeType(value)}`;
         if (typeof result === 'string') yield { error: new ImportError(file, line.line, result, clip(JSON.stringify(value))), at };
         else yield { record: result, at };

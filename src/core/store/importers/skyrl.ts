@@ -23,7 +23,6 @@
 import type { Split } from '../../model';
 import { ImportError, type ImporterItem, type RolloutRecord } from '../rows';
 import { readJsonLines } from './jsonLines';
-import { parsePythonJson } from './pythonJson';
 import { clip, describeType, isRecord, posix } from './util';
 import type { Importer, ReadOptions } from './types';
 
@@ -50,16 +49,11 @@ export const skyrlImporter: Importer = {
     try {
       for await (const line of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
         const at = { file, line: line.line, endOffset: line.endOffset };
-        let value = line.value;
         if (line.error !== undefined) {
-          // Python's json.dumps writes a NaN score as a bare NaN token.
-          const parsed = line.raw !== undefined ? parsePythonJson(line.raw) : null;
-          if (!parsed) {
-            yield { error: new ImportError(file, line.line, `not valid JSON: ${line.error}`, line.raw), at };
-            continue;
-          }
-          value = parsed.value;
+          yield { error: new ImportError(file, line.line, `not valid JSON: ${line.error}`, line.raw), at };
+          continue;
         }
+        const value = line.value;
         const result = toRecord(value, step, split);
         if (typeof result === 'string') yield { error: new ImportError(file, line.line, result, clip(JSON.stringify(value))), at };
         else yield { record: result, at };
