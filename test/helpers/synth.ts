@@ -5,12 +5,12 @@ import path from 'node:path';
  * Writes a generated mini-swe-agent trajectory (and its SWE-bench report): the data of
  * the rule tests, which need runs that show one condition each.
  */
-export function writeTrajectory(root: string, id: string, opts: { commands: string[]; resolved: boolean; formatErrors?: number; timeouts?: number }): void {
+export function writeTrajectory(root: string, id: string, opts: { commands: string[]; resolved: boolean; formatErrors?: number; timeouts?: number; task?: string }): void {
   mkdirSync(path.join(root, 'trajs'), { recursive: true });
   mkdirSync(path.join(root, 'reports'), { recursive: true });
   const messages: { role: string; content: string }[] = [
     { role: 'system', content: 'You are a helpful assistant.' },
-    { role: 'user', content: `Fix issue ${id}.` },
+    { role: 'user', content: opts.task ?? `Fix issue ${id}.` },
   ];
   for (let i = 0; i < (opts.formatErrors ?? 0); i++) {
     messages.push({ role: 'assistant', content: 'I will think first.' }, { role: 'user', content: 'Please always provide EXACTLY ONE action in triple backticks, found 0 actions.' });

@@ -174,6 +174,21 @@ describe('rules on generated runs', () => {
     assert.ok(fired.includes('R4'), fired.join());
   });
 
+  it('solution diversity: 1 − Jaccard of the edited-file sets within a group', async () => {
+    const store = await RolloutStore.open(':memory:');
+    const root = tempDir('evotrainer-div-');
+    const task = 'Fix the parser.';
+    writeTrajectory(root, 'a1', { task, commands: ["sed -i 's/x/y/' src/a.py", 'python -m pytest -q'], resolved: true });
+    writeTrajectory(root, 'a2', { task, commands: ['cat > src/a.py <<EOF\nx = 1\nEOF'], resolved: false });
+    writeTrajectory(root, 'b1', { task, commands: ["sed -i 's/x/y/' src/b.py"], resolved: false });
+    await store.import([path.join(root, 'trajs')], { run: 'd' });
+    const h = await computeHealth(store);
+    store.close();
+    assert.equal(h.groups, 1);
+    // Pairs: (a1, a2) edit the same file → 0; (a1, b1) and (a2, b1) → 1.
+    assert.ok(Math.abs(metricOf(h, 'solution_diversity')! - 2 / 3) < 1e-9, String(metricOf(h, 'solution_diversity')));
+  });
+
   it('R3 fires on a collapsed log-prob or falling entropy, where a dump has them', () => {
     const base = { scope: {}, rollouts: 10, groups: 5, alerts: [] };
     const metric = (name: string, value: number | null) => ({ name, dimension: 'model_state' as const, unit: 'nats', description: '', value, status: 'ok' as const });

@@ -1,7 +1,7 @@
 import type { Dimension, Metric, Threshold } from '../model';
 
-/** Where a metric's SQL is evaluated: over rollouts (`f`), over groups (`g`), or over rewards (`rv`). */
-export type MetricSource = 'rollouts' | 'groups' | 'rewards';
+/** Where a metric's SQL is evaluated: over rollouts, groups, distinct reward values, or pairs of rollouts of one group. */
+export type MetricSource = 'rollouts' | 'groups' | 'rewards' | 'pairs';
 
 export interface MetricDefinition extends Metric {
   source: MetricSource;
@@ -59,6 +59,7 @@ export const CATALOG: MetricDefinition[] = [
     feature: 'git_history::int',
     higherIsBetter: false,
   }),
+  m('solution_diversity', 'behavior', 'ratio', '1 − Jaccard similarity of the edited-file sets of two rollouts of one group, averaged over pairs (0 = every sample edits the same files).', 'pairs', 'avg(1 - jaccard)', { higherIsBetter: true }),
   m('format_error_rate', 'behavior', 'ratio', 'Share of agent turns the harness rejected for their format.', 'rollouts', 'sum(format_errors) filter (where has_steps)::double / nullif(sum(assistant_turns) filter (where has_steps), 0)', { thresholds: [warn('>', 0.3)], feature: 'format_errors', higherIsBetter: false }),
   m('timeout_rate', 'behavior', 'ratio', 'Share of trajectories with a command that timed out.', 'rollouts', 'avg((timeouts > 0)::int) filter (where has_steps)', { feature: 'timeouts', higherIsBetter: false }),
   // efficiency

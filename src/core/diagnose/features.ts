@@ -28,7 +28,12 @@ acts as (
          min(n) filter (where action_kind = 'search') as first_search_turn,
          count(*) filter (where format_error) as format_errors,
          count(*) as assistant_turns,
-         bool_or(coalesce(regexp_matches(command, '(^|[;&|(\\s])git\\s+(-C\\s+\\S+\\s+)?(log|show|blame|reflog|rev-list|whatchanged|cat-file)\\b'), false)) as git_history
+         bool_or(coalesce(regexp_matches(command, '(^|[;&|(\\s])git\\s+(-C\\s+\\S+\\s+)?(log|show|blame|reflog|rev-list|whatchanged|cat-file)\\b'), false)) as git_history,
+         -- The files an edit touches: the target of a redirect or tee, or sed -i's last argument.
+         list_sort(list_distinct(list(coalesce(
+           nullif(regexp_extract(command, '(?:>>?|\\btee)\\s*[''"]?([A-Za-z0-9_./-]+\\.[A-Za-z0-9]+)', 1), ''),
+           nullif(regexp_extract(command, '\\bsed\\s+-i\\S*\\s.*\\s[''"]?([A-Za-z0-9_./-]+\\.[A-Za-z0-9]+)[''"]?\\s*$', 1), '')
+         )) filter (where action_kind = 'edit'))) as edited_files
   from assistant group by rollout_id
 ),
 obs as (
@@ -49,7 +54,7 @@ select r.id, r.run_id, r.version, r.framework, r.step, r.split, r.group_id, r.pr
        coalesce(a.git_history, false) as git_history,
        coalesce(o.exits, 0) as exits, coalesce(o.tool_failures, 0) as tool_failures,
        coalesce(o.timeouts, 0) as timeouts, coalesce(o.truncations, 0) as truncations,
-       st.max_same_tool,
+       st.max_same_tool, coalesce(a.edited_files, []) as edited_files,
        coalesce(r.no_answer, false) as no_answer,
        try_cast(json_extract(r.extra, '$.tests.f2p_success') as integer) + try_cast(json_extract(r.extra, '$.tests.f2p_failure') as integer) as fail_to_pass_tests
 from rollouts r

@@ -116,6 +116,12 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
     await run('rollouts', 'health_f');
     await run('groups', `(select run_id, group_id, count(*) as n, coalesce(var_pop(coalesce(reward, correct::int)), 0) as v, bool_or(coalesce(correct, false)) as any_correct from health_f group by all)`);
     await run('rewards', `(select reward, count(*) as c from health_f where reward is not null group by reward)`);
+    await run(
+      'pairs',
+      `(select len(list_intersect(a.edited_files, b.edited_files))::double / len(list_distinct(list_concat(a.edited_files, b.edited_files))) as jaccard
+        from (select * from health_f where len(edited_files) > 0) a
+        join (select * from health_f where len(edited_files) > 0) b on a.run_id = b.run_id and a.group_id = b.group_id and a.id < b.id)`,
+    );
     const counts = (await store.one<{ n: number; g: number }>(`select count(*) as n, count(distinct (run_id, group_id)) as g from health_f`))!;
     const metrics: MetricResult[] = defs.map((d) => {
       const value = values.get(d.name) ?? null;
