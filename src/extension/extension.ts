@@ -22,16 +22,21 @@ export function activate(context: vscode.ExtensionContext) {
       return DoctorPanel.show(context, output);
     }),
     vscode.commands.registerCommand('evotrainer.showHealthReport', async () => {
-      // The engine (store, diagnostics) is a bundle of its own, loaded on first use.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const { HealthPanel } = require(path.join(__dirname, 'panels.js')) as typeof import('./panels');
-      return HealthPanel.show(context, output);
+      return panels().HealthPanel.show(context, output);
     }),
+    vscode.commands.registerCommand('evotrainer.judgeRollouts', () => panels().judgeRollouts(context, output)),
+    vscode.commands.registerCommand('evotrainer.setLlmApiKey', () => panels().setLlmApiKey(context)),
     vscode.commands.registerCommand('evotrainer.refreshViews', () => views.forEach((v) => v.refresh())),
   );
 
   startLanguageClientWhenNeeded(context, output);
   return { output };
+}
+
+/** The engine (store, diagnostics, judges) is a bundle of its own, loaded on first use. */
+function panels(): typeof import('./panels') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(path.join(__dirname, 'panels.js')) as typeof import('./panels');
 }
 
 /** The language server serves harness files; start it when the first one opens. */

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { DoctorReport } from '../../src/core/doctor';
 import { requireSharedData, sweDir } from '../helpers/data';
+import { startScriptedLlm, type ScriptedLlm } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
 
@@ -13,6 +14,7 @@ describe('real VS Code (code-server in Chromium)', () => {
   let server: CodeServer;
   let browser: Browser;
   let page: Page;
+  let llm: ScriptedLlm;
   // Created here, not inside the hook: the helper's cleanup must run after the whole suite.
   const home = tempDir('evotrainer-e2e-');
 
@@ -24,6 +26,12 @@ describe('real VS Code (code-server in Chromium)', () => {
     requireSharedData();
     const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', path.join(sweDir, 'trajs'), '--run', 'swe'], { cwd: workspace, encoding: 'utf8' });
     assert.equal(imported.status, 0, imported.stderr);
+    // The judge's model: a scripted OpenAI-compatible server on 127.0.0.1, a stand-in for a hosted LLM.
+    llm = await startScriptedLlm(() => ({ content: JSON.stringify({ label: 'plausible', explanation: 'reads as a real attempt', cited_turns: [] }) }));
+    mkdirSync(path.join(workspace, '.vscode'));
+    writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'evotrainer.llm.endpoint': llm.url, 'evotrainer.llm.model': 'scripted-judge', 'evotrainer.llm.sample': 4 }));
+    mkdirSync(path.join(workspace, 'diagnostics', 'judges'), { recursive: true });
+    writeFileSync(path.join(workspace, 'diagnostics', 'judges', 'plausibility.md'), '---\nlabels: [plausible, implausible]\n---\n# Is this a plausible attempt at the task?\n');
     server = await startCodeServer({ workspace, home });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -34,6 +42,7 @@ describe('real VS Code (code-server in Chromium)', () => {
   after(async () => {
     await browser?.close();
     await server?.stop();
+    await llm?.close();
   });
 
   it('"EvoTrainer: Check Environment" renders the doctor report in a webview, agreeing with the CLI', () => withScreenshot(page, 'doctor', async () => {
@@ -91,5 +100,25 @@ describe('real VS Code (code-server in Chromium)', () => {
     assert.match(await frame.locator('[data-testid="finding-LEAK"]').innerText(), /git history/);
     assert.match(await frame.locator('[data-testid="failure-modes"]').innerText(), /format error loop/);
     await page.screenshot({ path: path.join(resultsDir, 'health-webview.png') });
+  }));
+
+  it('"Set LLM API Key" keeps the key in secret storage, and "Judge Rollouts…" sends it while judging a sample', () => withScreenshot(page, 'judge', async () => {
+    await runCommand(page, 'EvoTrainer: Set LLM API Key');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15_000 });
+    assert.equal(await input.getAttribute('type'), 'password');
+    await input.fill('sk-e2e-secret');
+    await input.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'API key saved' }).waitFor({ timeout: 15_000 });
+    await runCommand(page, 'EvoTrainer: Judge Rollouts…');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'plausibility' }).first().waitFor({ timeout: 15_000 });
+    await page.keyboard.press('Enter');
+    await page.locator('.notifications-toasts', { hasText: 'judged 4 rollouts with plausibility: plausible 4' }).waitFor({ timeout: 60_000 });
+    assert.equal(llm.requests.length, 4);
+    for (const r of llm.requests) {
+      assert.equal(r.headers.authorization, 'Bearer sk-e2e-secret');
+      assert.equal(r.body.model, 'scripted-judge');
+    }
+    await page.screenshot({ path: path.join(resultsDir, 'judge-notification.png') });
   }));
 });
