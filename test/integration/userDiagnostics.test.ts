@@ -26,6 +26,24 @@ describe('user metrics and rules on the real SWE set', () => {
   });
   after(() => store.close());
 
+  it('runs script metrics (python3 over the scoped features on stdin); a failing script is reported with its line', async () => {
+    const root = tempDir('evotrainer-user-py-');
+    mkdirSync(path.join(root, 'diagnostics', 'metrics'), { recursive: true });
+    writeFileSync(
+      path.join(root, 'diagnostics', 'metrics', 'edits_per_turn.py'),
+      '# description: Edits per agent turn\n# dimension: behavior\n# warning: > 0.5\nimport json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n    if r["assistant_turns"]:\n        print(json.dumps({"id": r["id"], "value": r["edits"] / r["assistant_turns"]}))\n',
+    );
+    writeFileSync(path.join(root, 'diagnostics', 'metrics', 'crashes.py'), 'import sys\nrows = sys.stdin.read()\nraise ValueError("no such column")\n');
+    const r = await evaluateUserDiagnostics(store, root, { run: 'swe' });
+    const expected = (await store.one<{ v: number }>(`select avg(edits::double / assistant_turns) as v from rollout_features where run_id = 'swe' and assistant_turns > 0`))!.v;
+    const m = r.metrics.find((x) => x.name === 'edits_per_turn')!;
+    assert.ok(Math.abs(m.value! - expected) < 1e-9, `${m.value} vs ${expected}`);
+    assert.equal(m.description, 'Edits per agent turn');
+    const crash = r.problems.find((p) => p.file.endsWith('crashes.py'))!;
+    assert.equal(crash.line, 3);
+    assert.match(crash.message, /ValueError: no such column/);
+  });
+
   it('evaluates working metrics and rules next to the built-ins; broken files are reported with file (and line), the rest still runs', async () => {
     const files = readdirSync(path.join(sweDir, 'trajs'));
     const long = files.filter((f) => (JSON.parse(readFileSync(path.join(sweDir, 'trajs', f), 'utf8')) as { messages: { role: string }[] }).messages.filter((m) => m.role === 'assistant').length > 30).length;

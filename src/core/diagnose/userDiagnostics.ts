@@ -11,6 +11,9 @@
  *     -- critical: > 0.5
  *   The name is the file name. The views are narrowed to the scope (run, version, split,
  *   steps) before the query runs, so a metric needs no WHERE of its own.
+ * - `diagnostics/metrics/*.py`: a script, run with python3 (EVOTRAINER_PYTHON), reading the
+ *   scoped `rollout_features` rows as JSON lines on stdin and printing `{"value": x}`, or
+ *   `{"id": …, "value": x}` per rollout; `# key: value` header comments as above.
  * - `diagnostics/rules/*.yaml`: IF/THEN rules over built-in and user metrics and their trends:
  *     id: slow-first-edit
  *     when:
@@ -24,6 +27,7 @@
  * A broken metric or rule is reported with its file (and line, where there is one) and
  * everything else still runs.
  */
+import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
@@ -44,7 +48,10 @@ export interface DiagnosticProblem {
 export interface UserMetric {
   name: string;
   file: string;
+  /** The SELECT of a .sql metric; empty for a script. */
   sql: string;
+  /** A .py metric: run with python3, reading rollout features as JSON lines on stdin. */
+  script?: boolean;
   description: string;
   dimension: Dimension;
   unit: Metric['unit'];
@@ -104,14 +111,16 @@ function maskSql(sql: string): string {
 
 export function parseUserMetric(file: string, text: string): { metric?: UserMetric; problems: DiagnosticProblem[] } {
   const problems: DiagnosticProblem[] = [];
-  const name = path.basename(file).replace(/\.sql$/i, '');
-  const m: UserMetric = { name, file, sql: '', description: `user metric (${path.basename(file)})`, dimension: 'behavior', unit: 'score', thresholds: [] };
+  const script = /\.py$/i.test(file);
+  const name = path.basename(file).replace(/\.(sql|py)$/i, '');
+  const m: UserMetric = { name, file, sql: '', script, description: `user metric (${path.basename(file)})`, dimension: 'behavior', unit: 'score', thresholds: [] };
+  const comment = script ? '#' : '--';
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i]!.trim();
-    if (!l) continue;
-    if (!l.startsWith('--')) break;
-    const kv = /^--\s*([A-Za-z_]+)\s*:\s*(.*)$/.exec(l);
+    if (!l || (script && l.startsWith('#!'))) continue;
+    if (!l.startsWith(comment)) break;
+    const kv = new RegExp(`^${comment}\\s*([A-Za-z_]+)\\s*:\\s*(.*)$`).exec(l);
     if (!kv) continue;
     const key = kv[1]!.toLowerCase();
     const v = kv[2]!.trim();
@@ -128,6 +137,10 @@ export function parseUserMetric(file: string, text: string): { metric?: UserMetr
       if (t) m.thresholds.push({ severity: key, op: t[1] as Threshold['op'], value: Number(t[2]) });
       else problems.push({ ...at, message: `${key} threshold must look like "> 0.3", got "${v}"` });
     } else if (key !== 'name') problems.push({ ...at, message: `unknown header key "${key}" (description, dimension, unit, warning, critical)` });
+  }
+  if (script) {
+    if (CATALOG.some((d) => d.name === name)) return { problems: [...problems, { kind: 'metric', file, message: `"${name}" is a built-in metric; rename the file` }] };
+    return { metric: m, problems };
   }
   let sql = text.replace(/\s+$/, '');
   const masked = maskSql(sql);
@@ -155,7 +168,7 @@ export function parseUserMetric(file: string, text: string): { metric?: UserMetr
 export function loadUserMetrics(harnessRoot: string): { metrics: UserMetric[]; problems: DiagnosticProblem[] } {
   const metrics: UserMetric[] = [];
   const problems: DiagnosticProblem[] = [];
-  for (const file of listDir(path.join(harnessRoot, 'diagnostics', 'metrics'), /\.sql$/i)) {
+  for (const file of listDir(path.join(harnessRoot, 'diagnostics', 'metrics'), /\.(sql|py)$/i)) {
     const r = parseUserMetric(file, readFileSync(file, 'utf8'));
     problems.push(...r.problems);
     if (r.metric) metrics.push(r.metric);
@@ -223,6 +236,44 @@ async function evaluateMetricSql(store: RolloutStore, m: UserMetric): Promise<{ 
   }
 }
 
+/**
+ * A script metric: python3 reads the (scoped) rollout features as JSON lines on stdin and
+ * prints either one `{"value": x}` or one `{"id": …, "value": x}` line per rollout (the
+ * metric is their mean). Harness code: it runs only where the caller allows harness code.
+ */
+async function evaluateMetricScript(store: RolloutStore, m: UserMetric): Promise<{ value: number | null; rows: number } | { problem: DiagnosticProblem }> {
+  const rows = await store.all<Record<string, unknown>>('select * from rollout_features order by id');
+  const input = rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
+  const python = process.env.EVOTRAINER_PYTHON || 'python3';
+  const r = await new Promise<{ code: number | null; stdout: string; stderr: string; error?: string }>((resolve) => {
+    const child = execFile(python, [m.file], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const e = err as (NodeJS.ErrnoException & { killed?: boolean; code?: number | string }) | null;
+      resolve({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, stdout, stderr, error: e?.killed ? 'timed out after 60 s' : typeof e?.code === 'string' ? e.code : undefined });
+    });
+    child.stdin?.on('error', () => undefined); // a script that exits without reading
+    child.stdin?.end(input);
+  });
+  if (r.code !== 0) {
+    const tb = [...r.stderr.matchAll(/File "([^"]+)", line (\d+)/g)].filter((x) => path.resolve(x[1]!) === path.resolve(m.file)).pop();
+    const last = r.stderr.trim().split('\n').pop() ?? '';
+    return { problem: { kind: 'metric', file: m.file, ...(tb ? { line: Number(tb[2]) } : {}), message: `script failed (${r.error ?? `exit ${r.code}`}): ${last || 'no message'}` } };
+  }
+  const out = r.stdout.split('\n').filter((l) => l.trim());
+  const values: number[] = [];
+  for (const [i, l] of out.entries()) {
+    let v: unknown;
+    try {
+      v = (JSON.parse(l) as { value?: unknown }).value;
+    } catch {
+      return { problem: { kind: 'metric', file: m.file, message: `output line ${i + 1} is not JSON ({"value": x} or {"id": …, "value": x} per line): ${l.slice(0, 80)}` } };
+    }
+    if (v === null) continue;
+    if (typeof v !== 'number' || !Number.isFinite(v)) return { problem: { kind: 'metric', file: m.file, message: `output line ${i + 1}: "value" must be a number` } };
+    values.push(v);
+  }
+  return { value: values.length ? values.reduce((a, b) => a + b, 0) / values.length : null, rows: values.length };
+}
+
 function compare(op: Op | Threshold['op'], a: number, b: number): boolean {
   switch (op) {
     case '>':
@@ -253,7 +304,7 @@ export async function computeUserMetrics(store: RolloutStore, metrics: UserMetri
   const problems: DiagnosticProblem[] = [];
   await withScopedViews(store, scope, async () => {
     for (const m of metrics) {
-      const r = await evaluateMetricSql(store, m);
+      const r = m.script ? await evaluateMetricScript(store, m) : await evaluateMetricSql(store, m);
       if ('problem' in r) {
         problems.push(r.problem);
         continue;
