@@ -1,6 +1,9 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { CATALOG } from '../../core/diagnose/catalog';
 import { FAILURE_MODE_VIEW, SUGGESTED_LAYER, type FailureMode } from '../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, ensureFeatures, scopeWhere, type HealthReport, type Scope } from '../../core/diagnose/health';
+import { computeHealth, computeSeries, ensureFeatures, scopeWhere, type HealthReport, type Scope, type ThresholdOverrides } from '../../core/diagnose/health';
+import { MANIFEST_FILE, parseManifest } from '../../core/harness/manifest';
 import { evaluateRules } from '../../core/diagnose/rules';
 import { validateMetric } from '../../core/diagnose/validate';
 import { UsageError } from '../args';
@@ -20,6 +23,13 @@ const FLAGS = {
 /** User metrics and rules of the harness (diagnostics/), when there is one. */
 function harnessOf(flags: Record<string, string | boolean>): string | null {
   return flagString(flags, 'harness') ?? findHarnessRoot(process.cwd());
+}
+
+/** The harness manifest's thresholds override the catalog's defaults. */
+function thresholdsOf(root: string | null): ThresholdOverrides | undefined {
+  const file = root ? path.join(root, MANIFEST_FILE) : null;
+  if (!file || !existsSync(file)) return undefined;
+  return parseManifest(readFileSync(file, 'utf8'), file).thresholds as ThresholdOverrides | undefined;
 }
 
 const fmt = (v: number | null, unit: string) => (v === null ? 'not available' : unit === 'ratio' ? `${(v * 100).toFixed(1)}%` : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
@@ -52,7 +62,7 @@ export const health: Command = {
     const scope = scopeFromFlags(flags);
     const root = harnessOf(flags);
     const { report, problems } = await withStore(flags, async (s) => {
-      const report = await computeHealth(s, scope);
+      const report = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       if (!root) return { report, problems: [] as string[] };
       const user = await evaluateUserDiagnostics(s, root, scope, { health: report });
       report.metrics.push(...user.metrics);
@@ -70,10 +80,10 @@ export const diagnose: Command = {
   async run(flags) {
     const scope = scopeFromFlags(flags);
     const result = await withStore(flags, async (s) => {
-      const h = await computeHealth(s, scope);
+      const root = harnessOf(flags);
+      const h = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       const series = await computeSeries(s, scope);
       const findings = evaluateRules({ health: h, series });
-      const root = harnessOf(flags);
       const user = root ? await evaluateUserDiagnostics(s, root, scope, { health: h, series }) : null;
       if (user) findings.push(...user.findings);
       const problems = [...(user?.problems.map(formatProblem) ?? []), ...(user?.notes ?? [])];

@@ -32,7 +32,7 @@ export interface HealthReport {
   alerts: MetricResult[];
 }
 
-export type ThresholdOverrides = Record<string, { warning?: number; critical?: number }>;
+export type ThresholdOverrides = Record<string, { warning?: number; critical?: number; op?: Threshold['op'] }>;
 
 export async function ensureFeatures(store: RolloutStore): Promise<void> {
   await store.conn.run(FEATURES_VIEW);
@@ -63,7 +63,8 @@ export function scopeWhere(scope: Scope): { sql: string; params: DuckDBValue[] }
 function thresholdsOf(def: MetricDefinition, overrides?: ThresholdOverrides): Threshold[] {
   const o = overrides?.[def.name];
   if (!o) return def.thresholds;
-  const op = def.thresholds[0]?.op ?? '>';
+  // As the manifest schema documents: without an op, higher is worse.
+  const op = o.op ?? '>';
   const out: Threshold[] = [];
   if (o.critical !== undefined) out.push({ severity: 'critical', op, value: o.critical });
   if (o.warning !== undefined) out.push({ severity: 'warning', op, value: o.warning });
