@@ -104,9 +104,9 @@ describe('real VS Code (code-server in Chromium)', () => {
 
   it('"Set LLM API Key" keeps the key in secret storage, and "Judge Rollouts…" sends it while judging a sample', () => withScreenshot(page, 'judge', async () => {
     await runCommand(page, 'EvoTrainer: Set LLM API Key');
-    const input = page.locator('.quick-input-widget input');
+    // The palette's input gives way to the key prompt: a password box (the key is never shown).
+    const input = page.locator('.quick-input-widget input[type="password"]');
     await input.waitFor({ timeout: 15_000 });
-    assert.equal(await input.getAttribute('type'), 'password');
     await input.fill('sk-e2e-secret');
     await input.press('Enter');
     await page.locator('.notifications-toasts', { hasText: 'API key saved' }).waitFor({ timeout: 15_000 });
