@@ -7,13 +7,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { computeHealth } from '../../src/core/diagnose/health';
 import { RolloutStore } from '../../src/core/store/store';
+import { arg, args, root } from './common';
 
-const root = path.resolve(__dirname, '..', '..');
-const args = process.argv.slice(2);
-const arg = (name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? def : args[i + 1]!;
-};
 const N = Number(arg('rollouts', '1000000'));
 const work = path.resolve(arg('dir', path.join(root, '.cache', 'bench')));
 const storeFile = path.join(work, `import-${N}.duckdb`);

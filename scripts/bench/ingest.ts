@@ -13,13 +13,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import path from 'node:path';
 import { loadDuckDB } from '../../src/core/store/duckdb';
 import { RolloutStore } from '../../src/core/store/store';
+import { arg, args, root } from './common';
 
-const root = path.resolve(__dirname, '..', '..');
-const args = process.argv.slice(2);
-const arg = (name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? def : args[i + 1]!;
-};
 const N = Number(arg('rollouts', '1000000'));
 const STEPS = Math.min(200, Math.max(1, Math.floor(N / 64)));
 const GROUP = 8;

@@ -16,12 +16,8 @@ import { git } from '../../src/core/harness/git';
 import { initHarness } from '../../src/core/harness/init';
 import { DEFAULT_READER, lineage, type LineageReader } from '../../src/core/harness/lineage';
 import type { VersionId, VersionStatus } from '../../src/core/model';
+import { arg as opt, args } from './common';
 
-const args = process.argv.slice(2);
-const opt = (name: string, def: string) => {
-  const i = args.indexOf(`--${name}`);
-  return i === -1 ? def : (args[i + 1] ?? def);
-};
 const N = Number(opt('versions', '1000'));
 const RUNS = Number(opt('runs', '9'));
 const json = args.includes('--json');

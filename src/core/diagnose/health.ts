@@ -1,5 +1,5 @@
 import type { DuckDBValue } from '@duckdb/node-api';
-import type { Dimension, Severity, Threshold } from '../model';
+import type { Dimension, Threshold } from '../model';
 import type { RolloutStore } from '../store/store';
 import { CATALOG, type MetricDefinition } from './catalog';
 import { FEATURES_VIEW } from './features';
@@ -167,8 +167,4 @@ export async function computeSeries(store: RolloutStore, scope: Scope = {}, maxP
     points.push({ label: s.label, scope: s.scope, values: Object.fromEntries(h.metrics.map((x) => [x.name, x.value])) });
   }
   return points;
-}
-
-export function severityRank(s: Severity | 'ok' | 'n/a'): number {
-  return s === 'critical' ? 2 : s === 'warning' ? 1 : 0;
 }

@@ -100,14 +100,6 @@ export const DDL = [
   `create or replace view steps as select s.* exclude (import_id) from step_rows s where s.import_id in (select id from imports)`,
 ];
 
-/** Columns of rollout_rows in table order: the appender writes them in this order. */
-export const ROLLOUT_COLUMNS = [
-  'id', 'import_id', 'run_id', 'version', 'framework', 'step', 'split', 'prompt_id', 'group_id', 'sample_index',
-  'prompt', 'prompt_format', 'response', 'response_format', 'ground_truth', 'reward', 'reward_components', 'correct',
-  'extracted_answer', 'advantage', 'stop_reason', 'response_tokens', 'num_turns', 'errors', 'timing_ms', 'data_source',
-  'env_class', 'extra', 'raw_ref', 'response_chars', 'no_answer',
-] as const;
-
 /**
  * No extractable final answer: none extracted, and the response has no `A:` line, no
  * boxed{} answer, no `####` answer and no "answer is". Evaluated by DuckDB at import.

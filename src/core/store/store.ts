@@ -425,7 +425,7 @@ export class RolloutStore {
   private async importBulk(candidates: { file: string; importer: Importer; run: string }[], opts: ImportOptions, batch: Batch): Promise<{ results: FileImportResult[]; stream: typeof candidates }> {
     const results: FileImportResult[] = [];
     const stream: typeof candidates = [];
-    const groups = new Map<string, { plan: BulkPlan; files: { file: string; importer: Importer; run: string; size: number; mtimeMs: number }[] }>();
+    const groups = new Map<string, { plan: BulkPlan; files: { file: string; importer: Importer; run: string; size: number; mtimeMs: number; plan: BulkPlan }[] }>();
     for (const c of candidates) {
       const { size, mtimeMs } = statSync(c.file);
       const previous = batch.previous.get(`${c.run}\0${c.file}`);
@@ -440,7 +440,7 @@ export class RolloutStore {
       }
       const key = `${c.importer.format}\u0001${c.run}\u0001${plan.signature}`;
       const g = groups.get(key) ?? { plan, files: [] };
-      g.files.push({ ...c, size, mtimeMs });
+      g.files.push({ ...c, size, mtimeMs, plan });
       groups.set(key, g);
     }
     for (const { plan, files } of groups.values()) {
@@ -451,10 +451,9 @@ export class RolloutStore {
       // Record numbers are line numbers when each file's records are its lines, which the
       // counts below verify; offsets place each file in the query's running ordinality.
       const meta: { file: string; importId: number; offset: number; lines: number; hash: string; endsWithNewline: boolean; size: number; mtimeMs: number; plan: BulkPlan }[] = [];
-      const planOf = new Map(files.map((f) => [f.file, f.importer.bulk!(f.file, readHead(f.file, 64 * 1024), { split: opts.split })!]));
       // DuckDB parses and writes on its threads while this thread hashes each file and
       // counts its lines; record numbers become line numbers after the checks below.
-      meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, offset: 0, lines: 0, hash: '', endsWithNewline: false, size: f.size, mtimeMs: f.mtimeMs, plan: planOf.get(f.file)! })));
+      meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, offset: 0, lines: 0, hash: '', endsWithNewline: false, size: f.size, mtimeMs: f.mtimeMs, plan: f.plan })));
       const values = meta.map((m) => `(${sqlLiteral(m.file)}, ${m.importId}, ${m.plan.fileStep}, ${sqlLiteral(m.plan.fileSplit)})`).join(', ');
       const list = `[${files.map((f) => sqlLiteral(f.file)).join(', ')}]`;
       // Bad records are inserted with sample_index -1 so that the checks below see them;
