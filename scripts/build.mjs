@@ -55,7 +55,9 @@ function copyAssets() {
   cpSync(path.join(root, 'media/webview.css'), path.join(out, 'webview.css'));
 }
 
-if (!watch) rmSync(dist, { recursive: true, force: true });
+// Files are overwritten in place (no wipe), so a build never pulls dist/ from under a
+// running test; `--clean` starts from nothing.
+if (process.argv.includes('--clean')) rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 copyAssets();
 if (watch) {
