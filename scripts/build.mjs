@@ -53,6 +53,8 @@ function copyAssets() {
   mkdirSync(out, { recursive: true });
   for (const f of ['codicon.css', 'codicon.ttf']) cpSync(path.join(root, 'node_modules/@vscode/codicons/dist', f), path.join(out, f));
   cpSync(path.join(root, 'media/webview.css'), path.join(out, 'webview.css'));
+  // The backtest worker is Python the engine runs as is (src/core/backtest/pool.ts finds it).
+  cpSync(path.join(root, 'src/core/backtest/worker.py'), path.join(dist, 'backtest-worker.py'));
 }
 
 // Files are overwritten in place (no wipe), so a build never pulls dist/ from under a

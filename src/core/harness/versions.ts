@@ -479,9 +479,13 @@ export async function promoteVersion(h: Harness, id: string, o: { override?: str
   await updateLedger(h, async (ledger) => {
     const e = requireEntry(ledger, id);
     if (e.status === 'promoted' || e.status === 'rejected') throw new HarnessError(`${id} is already ${e.status}; decisions are final (make a new version)`);
-    const gate = await promotionGate(h, e, ledger);
-    const nonFf = gate.reasons.find((r) => r.check === 'promoted line' && !r.passed);
-    if (nonFf) throw new GateError({ ...gate, reasons: gate.reasons });
+    const metricsGate = await promotionGate(h, e, ledger);
+    const nonFf = metricsGate.reasons.find((r) => r.check === 'promoted line' && !r.passed);
+    if (nonFf) throw new GateError({ ...metricsGate, reasons: metricsGate.reasons });
+    // A decision of the evidence gate (`evotrainer gate`) recorded on the version wins over
+    // the recorded-metrics check: it judged the eval rollouts themselves.
+    const recorded = e.decision && e.decision.decidedBy === 'gate' && e.decision.gate === 'promotion' ? e.decision : null;
+    const gate = recorded ? { ...recorded, reasons: [...recorded.reasons, ...metricsGate.reasons.filter((r) => r.check === 'promoted line')] } : metricsGate;
     let decision = gate;
     if (gate.decision !== 'promote') {
       if (!o.override) throw new GateError(gate);

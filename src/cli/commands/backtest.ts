@@ -1,0 +1,140 @@
+import path from 'node:path';
+import type { Scope } from '../../core/diagnose/health';
+import { formatBacktest, formatGate, recordBacktest, recordGate, runBacktest, runGate } from '../../core/backtest';
+import { clusterRunner } from '../../core/backtest/cluster';
+import { resolveProfile } from '../../core/jobs';
+import { readWorkingManifest } from '../../core/harness/repo';
+import { promoteVersion, rejectVersion } from '../../core/harness/versions';
+import type { Harness } from '../../core/harness/repo';
+import { defaultStorePath, RolloutStore } from '../../core/store/store';
+import { UsageError } from '../args';
+import { flagString, out, type Command } from '../command';
+import { harnessOf, HARNESS_FLAG, JSON_FLAG } from './harness/common';
+
+const versionArg = (positionals: string[], cmd: string): string => {
+  const [v, extra] = positionals;
+  if (!v || extra || !/^v\d+$/.test(v)) throw new UsageError(`${cmd} needs one version id like v3`);
+  return v;
+};
+
+/** `version=v1,split=train,run=R,steps=1:5,limit=1000` */
+export function parseSelector(text: string): Scope & { limit?: number } {
+  const s: Scope & { limit?: number } = {};
+  for (const part of text.split(',').map((x) => x.trim()).filter(Boolean)) {
+    const m = /^(version|run|split|steps|limit)=(.+)$/.exec(part);
+    if (!m) throw new UsageError(`--rollouts: "${part}" is not KEY=VALUE with KEY one of version, run, split, steps, limit (e.g. --rollouts version=v1,split=train)`);
+    const [, k, v] = m as unknown as [string, string, string];
+    if (k === 'version' || k === 'run') s[k] = v;
+    else if (k === 'split') {
+      if (v !== 'train' && v !== 'val') throw new UsageError('--rollouts: split must be train or val');
+      s.split = v;
+    } else if (k === 'steps') {
+      const r = /^(\d+):(\d+)$/.exec(v);
+      if (!r) throw new UsageError(`--rollouts: steps must be A:B, got "${v}"`);
+      s.steps = [Number(r[1]), Number(r[2])];
+    } else {
+      if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError('--rollouts: limit must be a positive integer');
+      s.limit = Number(v);
+    }
+  }
+  return s;
+}
+
+const STORE = { store: { type: 'string', description: 'store file (default: the harness\'s .evotrainer/store.duckdb)' } } as const;
+
+async function withHarnessStore<T>(flags: Record<string, string | boolean>, fn: (h: Harness, store: RolloutStore) => Promise<T>): Promise<T> {
+  const h = await harnessOf(flags);
+  const file = flagString(flags, 'store') ?? process.env.EVOTRAINER_STORE;
+  const store = await RolloutStore.open(file ? path.resolve(file) : defaultStorePath(h.root));
+  try {
+    return await fn(h, store);
+  } finally {
+    store.close();
+  }
+}
+
+export const backtest: Command = {
+  summary: "replay a version's reward / filter / diagnostics change on cached rollouts (runs the harness's Python; needs --trust)",
+  usage: 'evotrainer backtest vN [--against vM] [--rollouts SELECTOR] [--trust] [--json]',
+  flags: {
+    against: { type: 'string', description: 'baseline version (default: the parent)' },
+    rollouts: { type: 'string', description: 'which cached rollouts: version=vM,run=R,split=train|val,steps=A:B,limit=N (default: the baseline\'s)' },
+    trust: { type: 'boolean', description: "allow running this harness's own Python code on this machine" },
+    python: { type: 'string', description: 'interpreter (default: the manifest\'s python, else python3)' },
+    workers: { type: 'string', description: 'worker processes (default: one per core)' },
+    timeout: { type: 'string', description: 'per-call limit in seconds (default: the manifest\'s, else 10)' },
+    on: { type: 'string', description: 'run it on a cluster profile as a Slurm array job (one task per shard), results merged as if local' },
+    shards: { type: 'string', description: 'array tasks for --on (default 4)' },
+    'no-record': { type: 'boolean', description: 'do not record the report on the version' },
+    ...STORE,
+    ...HARNESS_FLAG,
+    ...JSON_FLAG,
+  },
+  async run(flags, positionals) {
+    const id = versionArg(positionals, 'backtest');
+    const num = (name: string) => {
+      const v = flagString(flags, name);
+      if (v === undefined) return undefined;
+      if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0) throw new UsageError(`--${name} must be a positive number`);
+      return Number(v);
+    };
+    const selector = flagString(flags, 'rollouts');
+    return withHarnessStore(flags, async (h, store) => {
+      const on = flagString(flags, 'on');
+      const log = (m: string) => void (flags.json ? undefined : process.stderr.write(`evotrainer: ${m}\n`));
+      const runner = on
+        ? clusterRunner({
+            profile: resolveProfile(readWorkingManifest(h.root).clusters, on),
+            harness: h.root,
+            version: id,
+            shards: num('shards'),
+            timeoutSeconds: num('timeout'),
+            onJob: (j) => log(`array job ${j.id} (${j.array ?? 1} tasks) on ${on}${j.remoteId ? `: Slurm job ${j.remoteId}` : ''}`),
+          })
+        : undefined;
+      const report = await runBacktest(h, store, {
+        runner,
+        version: id,
+        against: flagString(flags, 'against'),
+        selector: selector ? parseSelector(selector) : undefined,
+        trust: flags.trust === true,
+        python: flagString(flags, 'python'),
+        workers: num('workers'),
+        timeoutSeconds: num('timeout'),
+        onProgress: flags.json ? undefined : (m) => process.stderr.write(`evotrainer: ${m}\n`),
+      });
+      if (!flags['no-record']) await recordBacktest(h, report);
+      out(flags.json ? JSON.stringify(report, null, 2) : formatBacktest(report));
+      return report.verdict === 'fail' ? 1 : 0;
+    });
+  },
+};
+
+export const gate: Command = {
+  summary: 'judge a version: PROMOTE / REJECT / NEEDS-HUMAN with every reason (recorded on the version)',
+  usage: 'evotrainer gate vN [--against vM] [--apply] [--json]',
+  flags: {
+    against: { type: 'string', description: 'baseline (default: the promoted version, else the parent)' },
+    apply: { type: 'boolean', description: 'act on the decision: promote on PROMOTE, reject (with the failing reasons) on REJECT' },
+    ...STORE,
+    ...HARNESS_FLAG,
+    ...JSON_FLAG,
+  },
+  async run(flags, positionals) {
+    const id = versionArg(positionals, 'gate');
+    return withHarnessStore(flags, async (h, store) => {
+      const report = await runGate(h, store, { version: id, against: flagString(flags, 'against') });
+      await recordGate(h, report);
+      let applied = '';
+      if (flags.apply && report.decision === 'promote') {
+        const r = await promoteVersion(h, id);
+        applied = `${id} promoted; evo/promoted → ${r.entry.commit.slice(0, 12)}`;
+      } else if (flags.apply && report.decision === 'reject') {
+        await rejectVersion(h, id, `gate: ${report.checks.filter((c) => c.passed === false).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`);
+        applied = `${id} rejected; its branch stays as negative evidence`;
+      }
+      out(flags.json ? JSON.stringify({ ...report, applied: applied || null }, null, 2) : formatGate(report) + (applied ? `\n${applied}` : report.decision === 'needs_human' ? `\nA person decides: \`evotrainer promote ${id} --override "why"\` or \`evotrainer reject ${id} --reason "why"\`` : ''));
+      return report.decision === 'promote' ? 0 : report.decision === 'reject' ? 1 : 3;
+    });
+  },
+};

@@ -1,0 +1,286 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+
+/**
+ * Long-lived `python3` workers that run the harness's own reward and filter code over
+ * cached rollouts (worker.py, JSON lines over stdin/stdout), one per core, batched.
+ * A call past its timeout is that item's error; a worker that hangs past the timeout
+ * (harness code swallowing the alarm, a blocking C call) or dies (segfault, os._exit,
+ * out of memory) is replaced, and the items it had not answered are retried one by one
+ * so that only the culprit is marked errored. The backtest always goes on.
+ */
+
+export type FunctionKind = 'verl' | 'trl' | 'group' | 'trajectory';
+
+export interface FunctionSpec {
+  /** Handle used in calls. */
+  name: string;
+  /** Module path relative to the pool root. */
+  path: string;
+  function: string;
+  kind: FunctionKind;
+}
+
+export interface PoolOptions {
+  /** Folder the harness code runs in (a version's tree). */
+  root: string;
+  python?: string;
+  workers?: number;
+  /** Per-call limit (per item; for TRL's batch call, per item of the batch). */
+  timeoutSeconds?: number;
+  /** Address-space cap of each worker. */
+  memoryMb?: number;
+  batchSize?: number;
+  functions: FunctionSpec[];
+  signal?: AbortSignal;
+}
+
+export type CallResult = { value: unknown; error: null } | { value: null; error: string };
+
+export class BacktestError extends Error {}
+
+export function workerScript(): string {
+  for (const p of [path.join(__dirname, 'backtest-worker.py'), path.join(__dirname, 'worker.py'), path.join(__dirname, '..', 'src', 'core', 'backtest', 'worker.py')]) {
+    if (existsSync(p)) return p;
+  }
+  throw new BacktestError(`backtest worker script not found next to ${__dirname}; rebuild (npm run build)`);
+}
+
+interface Chunk {
+  id?: number;
+  from?: number;
+  results?: [unknown, string | null][];
+  done?: boolean;
+  ready?: boolean;
+  loaded?: string;
+  error?: string;
+}
+
+class Worker {
+  readonly proc: ChildProcessWithoutNullStreams;
+  private listener: ((m: Chunk) => void) | null = null;
+  private stderrTail = '';
+  exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  private readonly exitWaiters: (() => void)[] = [];
+
+  constructor(private readonly o: PoolOptions) {
+    const config = JSON.stringify({ root: o.root, memory_mb: o.memoryMb ?? 0 });
+    this.proc = spawn(o.python ?? 'python3', ['-u', workerScript(), config], { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+    this.proc.stdin.on('error', () => {});
+    createInterface({ input: this.proc.stdout }).on('line', (line) => {
+      let m: Chunk;
+      try {
+        m = JSON.parse(line) as Chunk;
+      } catch {
+        return;
+      }
+      this.listener?.(m);
+    });
+    this.proc.stderr.on('data', (d: Buffer) => {
+      this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000);
+    });
+    this.proc.on('exit', (code, signal) => {
+      this.exited = { code, signal };
+      this.listener?.({});
+      for (const w of this.exitWaiters.splice(0)) w();
+    });
+    this.proc.on('error', (err) => {
+      this.exited = { code: null, signal: null };
+      this.stderrTail += `\n${err.message}`;
+      this.listener?.({});
+      for (const w of this.exitWaiters.splice(0)) w();
+    });
+  }
+
+  get stderr(): string {
+    return this.stderrTail.trim();
+  }
+
+  describeExit(): string {
+    if (!this.exited) return 'worker stopped answering';
+    const { code, signal } = this.exited;
+    const oom = signal === 'SIGKILL' || /MemoryError/.test(this.stderrTail);
+    return `worker crashed (${signal ? `signal ${signal}` : `exit code ${code}`}${oom ? '; out of memory?' : ''})`;
+  }
+
+  /** Waits for one message matching `pred`, or rejects when the worker exits or stays silent past `idleMs`. */
+  private next(pred: (m: Chunk) => boolean, idleMs: number, onChunk?: (m: Chunk) => void): Promise<Chunk> {
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout;
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          this.listener = null;
+          reject(new Error('hang'));
+        }, idleMs);
+      };
+      arm();
+      this.listener = (m) => {
+        if (this.exited && !('id' in m) && !m.ready && m.loaded === undefined) {
+          clearTimeout(timer);
+          this.listener = null;
+          reject(new Error('exit'));
+          return;
+        }
+        arm();
+        onChunk?.(m);
+        if (pred(m)) {
+          clearTimeout(timer);
+          this.listener = null;
+          resolve(m);
+        }
+      };
+      if (this.exited) this.listener({});
+    });
+  }
+
+  async start(): Promise<void> {
+    try {
+      await this.next((m) => Boolean(m.ready), 30_000);
+    } catch {
+      throw new BacktestError(`could not start ${this.o.python ?? 'python3'} for the backtest worker: ${this.stderr || this.describeExit()}; set the interpreter with the manifest's \`python:\` key or --python`);
+    }
+    for (const f of this.o.functions) {
+      this.proc.stdin.write(JSON.stringify({ op: 'load', ...f }) + '\n');
+      let m: Chunk;
+      try {
+        m = await this.next((x) => x.loaded === f.name, 60_000);
+      } catch {
+        throw new BacktestError(`loading ${f.path}:${f.function} ${this.describeExit()}: ${this.stderr.slice(-800)}`);
+      }
+      if (m.error) throw new BacktestError(`cannot load ${f.function}() from ${f.path} (in ${this.o.root}): ${m.error}`);
+    }
+  }
+
+  /** Runs one batch; returns the results it got, and whether the worker failed before the end. */
+  async call(id: number, name: string, items: unknown[], timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
+    const results: (CallResult | undefined)[] = new Array(items.length);
+    this.proc.stdin.write(JSON.stringify({ op: 'call', id, name, items, timeout: timeoutSeconds }) + '\n');
+    const onChunk = (m: Chunk) => {
+      if (m.id !== id || !m.results) return;
+      m.results.forEach(([value, error], k) => (results[m.from! + k] = error === null ? { value, error: null } : { value: null, error }));
+    };
+    // Silence past the per-call limit (plus start-up slack) means the code ignored the alarm.
+    const idleMs = (timeoutSeconds > 0 ? timeoutSeconds * 1000 * (wholeBatch ? items.length : 1) : 600_000) + 3000;
+    try {
+      await this.next((m) => m.id === id && Boolean(m.done), idleMs, onChunk);
+      return { results, failed: null };
+    } catch (err) {
+      const why = (err as Error).message === 'hang' ? `timed out (hard: the code ignored the ${timeoutSeconds}s alarm)` : this.describeExit();
+      this.kill();
+      return { results, failed: why };
+    }
+  }
+
+  /** Killed, or exited on its own. */
+  get dead(): boolean {
+    return this.killed || this.exited !== null;
+  }
+
+  private killed = false;
+
+  kill(): void {
+    this.killed = true;
+    if (!this.exited) this.proc.kill('SIGKILL');
+  }
+
+  async close(): Promise<void> {
+    if (this.exited) return;
+    const done = new Promise<void>((r) => this.exitWaiters.push(r));
+    this.proc.stdin.end(JSON.stringify({ op: 'exit' }) + '\n');
+    const t = setTimeout(() => this.kill(), 2000);
+    await done;
+    clearTimeout(t);
+  }
+}
+
+export interface PoolStats {
+  workers: number;
+  calls: number;
+  errors: number;
+  restarts: number;
+}
+
+export class WorkerPool {
+  private idle: Worker[] = [];
+  private nextId = 1;
+  readonly stats: PoolStats = { workers: 0, calls: 0, errors: 0, restarts: 0 };
+
+  private constructor(private readonly o: PoolOptions) {}
+
+  static async start(o: PoolOptions): Promise<WorkerPool> {
+    const pool = new WorkerPool(o);
+    const n = Math.max(1, o.workers ?? availableParallelism());
+    pool.stats.workers = n;
+    const started = await Promise.allSettled(Array.from({ length: n }, () => pool.spawnWorker()));
+    const failed = started.find((s) => s.status === 'rejected');
+    if (failed) {
+      for (const s of started) if (s.status === 'fulfilled') s.value.kill();
+      throw (failed as PromiseRejectedResult).reason;
+    }
+    pool.idle = started.map((s) => (s as PromiseFulfilledResult<Worker>).value);
+    return pool;
+  }
+
+  private async spawnWorker(): Promise<Worker> {
+    const w = new Worker(this.o);
+    try {
+      await w.start();
+    } catch (err) {
+      w.kill();
+      throw err;
+    }
+    return w;
+  }
+
+  /** Calls function `name` on every item; results in item order, never throws for item failures. */
+  async map(name: string, items: unknown[], onProgress?: (done: number) => void): Promise<CallResult[]> {
+    const out: CallResult[] = new Array(items.length);
+    const batch = Math.max(1, this.o.batchSize ?? 256);
+    const timeout = this.o.timeoutSeconds ?? 10;
+    const wholeBatch = this.o.functions.find((f) => f.name === name)?.kind === 'trl';
+    const queue: [number, number][] = [];
+    for (let i = 0; i < items.length; i += batch) queue.push([i, Math.min(items.length, i + batch)]);
+    let done = 0;
+    const runner = async (worker: Worker): Promise<void> => {
+      let w = worker;
+      for (let slot = queue.shift(); slot; slot = queue.shift()) {
+        if (this.o.signal?.aborted) throw new BacktestError('backtest cancelled');
+        const [from, to] = slot;
+        const { results, failed } = await w.call(this.nextId++, name, items.slice(from, to), timeout, wholeBatch);
+        results.forEach((r, k) => r && (out[from + k] = r));
+        if (failed) {
+          // Retry what it had not answered one at a time on a fresh worker: only the culprit fails.
+          for (let k = 0; k < to - from; k++) {
+            if (out[from + k]) continue;
+            if (w.dead) {
+              this.stats.restarts++;
+              w = await this.spawnWorker();
+            }
+            const single = await w.call(this.nextId++, name, [items[from + k]], timeout);
+            out[from + k] = single.results[0] ?? { value: null, error: single.failed ?? 'no result' };
+          }
+        }
+        if (w.dead) {
+          this.stats.restarts++;
+          w = await this.spawnWorker();
+        }
+        done += to - from;
+        onProgress?.(done);
+      }
+      this.idle.push(w);
+    };
+    const workers = this.idle.splice(0);
+    await Promise.all(workers.map(runner));
+    this.stats.calls += items.length;
+    for (const r of out) if (r.error !== null) this.stats.errors++;
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.idle.splice(0).map((w) => w.close()));
+  }
+}

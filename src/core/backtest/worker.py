@@ -1,0 +1,245 @@
+"""EvoTrainer backtest worker: runs a harness's own Python (reward functions, filters)
+over cached rollouts, batched, over a JSON-lines protocol on stdin/stdout.
+
+One request per line on stdin, answers on stdout (the real stdout is kept for the
+protocol; harness code that prints writes to stderr instead):
+
+  {"op": "load", "name": N, "path": P, "function": F, "kind": K}
+      K = verl (compute_score(data_source, solution_str, ground_truth, extra_info))
+        | trl (f(prompts, completions, **columns) -> list)
+        | group (keep_group(list_of_rollouts) -> bool)
+        | trajectory (keep_trajectory(rollout) -> bool)
+  {"op": "call", "id": B, "name": N, "items": [...], "timeout": seconds}
+
+Results stream back in chunks ({"id": B, "from": i, "results": [[value, error], ...]})
+at least every half second, then {"id": B, "done": true}; the host can tell how far a
+batch got when the worker dies or hangs. A call that exceeds its timeout raises inside
+the harness code (SIGALRM) and that item is an error; the batch goes on.
+"""
+import importlib.util
+import json
+import math
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+
+PROTO = os.fdopen(os.dup(1), "w", buffering=1 << 16, encoding="utf-8")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
+CONFIG = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+if CONFIG.get("memory_mb"):
+    cap = int(CONFIG["memory_mb"]) * 1024 * 1024
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (ValueError, OSError):
+        pass
+ROOT = CONFIG.get("root") or os.getcwd()
+os.chdir(ROOT)
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+FUNCS = {}
+
+
+class CallTimeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise CallTimeout("timed out")
+
+
+signal.signal(signal.SIGALRM, _alarm)
+
+
+def send(obj):
+    PROTO.write(json.dumps(obj, separators=(",", ":"), default=str, allow_nan=False) + "\n")
+
+
+def flush():
+    PROTO.flush()
+
+
+def clean(value):
+    """JSON-safe: NaN/inf become None, numpy scalars and bools become plain numbers."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        v = float(value)
+        return v if math.isfinite(v) else None
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    if value is None or isinstance(value, str):
+        return value
+    item = getattr(value, "item", None)
+    if callable(item):
+        try:
+            return clean(item())
+        except Exception:
+            pass
+    return str(value)
+
+
+def describe(exc):
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    for frame in reversed(tb):
+        if frame.filename != __file__ and not frame.filename.startswith("<"):
+            where = " at %s:%d" % (os.path.relpath(frame.filename, ROOT), frame.lineno)
+            break
+    return "%s: %s%s" % (type(exc).__name__, str(exc)[:500], where)
+
+
+def load(msg):
+    path = os.path.join(ROOT, msg["path"])
+    mod_dir = os.path.dirname(path)
+    if mod_dir not in sys.path:
+        sys.path.insert(0, mod_dir)
+    spec = importlib.util.spec_from_file_location("evotrainer_harness_%s" % msg["name"], path)
+    if spec is None or spec.loader is None:
+        raise ImportError("cannot import %s" % msg["path"])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fn = getattr(module, msg["function"], None)
+    if not callable(fn):
+        raise AttributeError("%s has no function %s()" % (msg["path"], msg["function"]))
+    FUNCS[msg["name"]] = (msg["kind"], fn)
+
+
+def call_one(kind, fn, item):
+    if kind == "verl":
+        return fn(item.get("data_source"), item.get("solution_str"), item.get("ground_truth"), item.get("extra_info"))
+    if kind == "group":
+        return bool(fn(item))
+    if kind == "trajectory":
+        return bool(fn(item))
+    raise ValueError("unknown kind %s" % kind)
+
+
+def run_batch(msg):
+    kind, fn = FUNCS[msg["name"]]
+    items = msg["items"]
+    timeout = float(msg.get("timeout") or 0)
+    bid = msg["id"]
+    if kind == "trl":
+        # TRL calls the reward once per batch: prompts, completions and every other
+        # dataset column as keyword lists. A batch that fails is retried item by item.
+        results = None
+        try:
+            if timeout:
+                signal.setitimer(signal.ITIMER_REAL, timeout * max(1, len(items)))
+            out = fn(
+                prompts=[i.get("prompt") for i in items],
+                completions=[i.get("completion") for i in items],
+                **{k: [i.get("columns", {}).get(k) for i in items] for k in (items[0].get("columns", {}) if items else {})}
+            )
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            out = list(out)
+            if len(out) != len(items):
+                raise ValueError("returned %d scores for %d completions" % (len(out), len(items)))
+            results = [[clean(v), None] for v in out]
+        except BaseException as exc:  # noqa: B902 - harness code may raise anything
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            if len(items) == 1:
+                results = [[None, describe(exc)]]
+        if results is None:
+            results = []
+            for it in items:
+                try:
+                    if timeout:
+                        signal.setitimer(signal.ITIMER_REAL, timeout)
+                    v = list(fn(prompts=[it.get("prompt")], completions=[it.get("completion")], **{k: [v] for k, v in it.get("columns", {}).items()}))
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    results.append([clean(v[0]) if v else None, None if v else "returned no score"])
+                except BaseException as exc:  # noqa: B902
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    results.append([None, describe(exc)])
+        send({"id": bid, "from": 0, "results": results})
+        send({"id": bid, "done": True})
+        flush()
+        return
+    start = 0
+    chunk = []
+    last = time.monotonic()
+    for i, item in enumerate(items):
+        try:
+            if timeout:
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+            value = call_one(kind, fn, item)
+            if timeout:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            chunk.append([clean(value), None])
+        except BaseException as exc:  # noqa: B902 - SystemExit from harness code is an item error
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            chunk.append([None, "timed out after %gs" % timeout if isinstance(exc, CallTimeout) else describe(exc)])
+        now = time.monotonic()
+        if now - last > 0.5:
+            send({"id": bid, "from": start, "results": chunk})
+            flush()
+            start = i + 1
+            chunk = []
+            last = now
+    send({"id": bid, "from": start, "results": chunk})
+    send({"id": bid, "done": True})
+    flush()
+
+
+def batch_main(in_path, out_path):
+    """A shard of a cluster backtest (one Slurm array task): a header line with the
+    functions to load, then one call per line; results go to `out_path` in the same order.
+    Written to a temporary name and renamed, so a half-written shard is never read."""
+    global PROTO
+    tmp = out_path + ".part"
+    with open(in_path, encoding="utf-8") as src, open(tmp, "w", encoding="utf-8") as dst:
+        PROTO = dst
+        header = json.loads(src.readline())
+        for f in header["functions"]:
+            try:
+                load(f)
+            except BaseException as exc:  # noqa: B902
+                send({"load_error": f["name"], "error": describe(exc)})
+                dst.flush()
+                os.replace(tmp, out_path)
+                return 2
+        for line in src:
+            if line.strip():
+                run_batch(json.loads(line))
+    os.replace(tmp, out_path)
+    return 0
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[2] == "--batch":
+        sys.exit(batch_main(sys.argv[3], sys.argv[4]))
+    send({"ready": True, "python": sys.version.split()[0], "pid": os.getpid()})
+    flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        op = msg.get("op")
+        if op == "load":
+            try:
+                load(msg)
+                send({"loaded": msg["name"]})
+            except BaseException as exc:  # noqa: B902
+                send({"loaded": msg["name"], "error": describe(exc)})
+            flush()
+        elif op == "call":
+            run_batch(msg)
+        elif op == "exit":
+            break
+
+
+if __name__ == "__main__":
+    main()

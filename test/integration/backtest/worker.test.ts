@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { WorkerPool } from '../../../src/core/backtest/pool';
+import { tempDir } from '../../helpers/tmp';
+
+/** The python3 worker pool, on real python3 with harness code that misbehaves. */
+const REWARD = `
+import os, time
+def compute_score(data_source, solution_str, ground_truth, extra_info=None):
+    if solution_str == "hang":          # swallows the alarm: only the host's watchdog can stop it
+        while True:
+            try:
+                time.sleep(10)
+            except BaseException:
+                pass
+    if solution_str == "slow":
+        time.sleep(60)
+    if solution_str == "crash":
+        os._exit(3)
+    if solution_str == "raise":
+        raise ValueError("bad input")
+    if solution_str == "exit":
+        raise SystemExit(0)
+    if solution_str == "hog":
+        return len(bytearray(2 * 1024 * 1024 * 1024))
+    if solution_str == "print":
+        print("noise on stdout must not break the protocol")
+    if solution_str == "nan":
+        return float("nan")
+    return {"score": float(solution_str == ground_truth), "acc": solution_str == ground_truth, "pred": solution_str}
+
+def reward_func(prompts, completions, **columns):
+    if "boom" in completions:
+        raise RuntimeError("batch failed")
+    return [float(c == a) for c, a in zip(completions, columns["answer"])]
+`;
+
+describe('backtest worker pool (python3)', () => {
+  const dir = tempDir('evotrainer-pool-');
+  let pool: WorkerPool;
+  before(async () => {
+    mkdirSync(path.join(dir, 'reward'));
+    writeFileSync(path.join(dir, 'reward', 'r.py'), REWARD);
+    writeFileSync(path.join(dir, 'reward', 'broken.py'), 'def compute_score(:\n');
+    pool = await WorkerPool.start({
+      root: dir,
+      workers: 2,
+      timeoutSeconds: 1,
+      memoryMb: 1024,
+      batchSize: 4,
+      functions: [
+        { name: 'verl', path: 'reward/r.py', function: 'compute_score', kind: 'verl' },
+        { name: 'trl', path: 'reward/r.py', function: 'reward_func', kind: 'trl' },
+      ],
+    });
+  });
+  after(() => pool?.close());
+
+  const item = (s: string) => ({ data_source: 'x', solution_str: s, ground_truth: 'a', extra_info: null });
+
+  it('marks the hanging, slow, crashing, raising and exiting calls errored and scores the rest', async () => {
+    const inputs = ['a', 'b', 'hang', 'a', 'crash', 'slow', 'raise', 'exit', 'hog', 'print', 'nan', 'a'];
+    const r = await pool.map('verl', inputs.map(item));
+    const by = Object.fromEntries(inputs.map((s, i) => [s + i, r[i]]));
+    assert.deepEqual(by.a0, { value: { score: 1, acc: 1, pred: 'a' }, error: null });
+    assert.deepEqual(by.b1!.value, { score: 0, acc: 0, pred: 'b' });
+    assert.match(by.hang2!.error!, /timed out \(hard: the code ignored the 1s alarm\)/);
+    assert.match(by.crash4!.error!, /worker crashed \(exit code 3\)/);
+    assert.match(by.slow5!.error!, /timed out after 1s/);
+    assert.match(by.raise6!.error!, /ValueError: bad input at reward\/r\.py:\d+/);
+    assert.match(by.exit7!.error!, /SystemExit/);
+    assert.match(by.hog8!.error!, /MemoryError/);
+    assert.equal((by.print9!.value as { score: number }).score, 0);
+    assert.equal(by.nan10!.value, null);
+    assert.deepEqual(by.a11!.value, { score: 1, acc: 1, pred: 'a' });
+    assert.ok(pool.stats.restarts >= 2);
+  });
+
+  it('keeps working after the failures: 20,000 calls in order', async () => {
+    const items = Array.from({ length: 20_000 }, (_, i) => item(i % 3 === 0 ? 'a' : 'z'));
+    const r = await pool.map('verl', items);
+    assert.equal(r.length, 20_000);
+    r.forEach((x, i) => assert.equal((x.value as { score: number }).score, i % 3 === 0 ? 1 : 0));
+  });
+
+  it("calls TRL's batch signature, and isolates a failing batch to its culprit", async () => {
+    const trl = (c: string) => ({ prompt: 'p', completion: c, columns: { answer: 'a' } });
+    const r = await pool.map('trl', ['a', 'b', 'a', 'boom', 'a'].map(trl));
+    assert.deepEqual(r.map((x) => x.value), [1, 0, 1, null, 1]);
+    assert.match(r[3]!.error!, /RuntimeError: batch failed/);
+  });
+
+  it('a module that does not load is a clear error naming the file', async () => {
+    await assert.rejects(WorkerPool.start({ root: dir, workers: 1, functions: [{ name: 'x', path: 'reward/broken.py', function: 'compute_score', kind: 'verl' }] }), /cannot load compute_score\(\) from reward\/broken\.py .*SyntaxError/);
+    await assert.rejects(WorkerPool.start({ root: dir, workers: 1, functions: [{ name: 'x', path: 'reward/r.py', function: 'nope', kind: 'verl' }] }), /has no function nope\(\)/);
+    await assert.rejects(WorkerPool.start({ root: dir, workers: 1, python: 'no-such-python3', functions: [] }), /could not start no-such-python3/);
+  });
+});
