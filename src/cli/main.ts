@@ -1,12 +1,16 @@
 import { describeFlags, parseArgs, UsageError } from './args';
 import type { Command } from './command';
+import { backtest, gate } from './commands/backtest';
 import { diagnose, health, metric } from './commands/diagnose';
+import { evolveCommand } from './commands/evolve';
 import { doctor } from './commands/doctor';
 import { judge } from './commands/judge';
 import { labels } from './commands/labels';
 import { harnessCommands } from './commands/harness';
 import { importCommand } from './commands/import';
+import { job } from './commands/job';
 import { rollouts } from './commands/rollouts';
+import { view } from './commands/view';
 
 declare const EVOTRAINER_VERSION: string;
 
@@ -19,6 +23,11 @@ const commands: Record<string, Command> = {
   metric,
   judge,
   labels,
+  backtest,
+  gate,
+  evolve: evolveCommand,
+  view,
+  job,
   ...harnessCommands,
 };
 

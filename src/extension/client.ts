@@ -3,6 +3,26 @@ import { LanguageClient, TransportKind, type LanguageClientOptions, type ServerO
 
 let client: LanguageClient | undefined;
 
+/**
+ * Harness files the language server serves. Rule, metric, skill and reward/filter files are
+ * selected by their place in the harness, whatever their language, so YAML, SQL, Python and
+ * Markdown keep their own highlighting and extensions; only evotrainer.yaml has a language
+ * of its own (package.json `contributes.languages`).
+ */
+export const HARNESS_DOCUMENTS: NonNullable<LanguageClientOptions['documentSelector']> = [
+  { language: 'evotrainer-manifest' },
+  { scheme: 'file', pattern: '**/diagnostics/rules/*.{yaml,yml}' },
+  { scheme: 'file', pattern: '**/diagnostics/metrics/*.{sql,py}' },
+  { scheme: 'file', pattern: '**/skills/*.md' },
+  { scheme: 'file', pattern: '**/{reward,filters}/**/*.py' },
+];
+
+/** The read-only document of built-in metrics that go-to-definition opens (the server renders it). */
+const CATALOG_SCHEME = 'evotrainer-catalog';
+
+/** The command of the "Backtest this change" lens. */
+const BACKTEST_COMMAND = 'evotrainer.backtestVersion';
+
 /** Starts the language server for harness files (bundled separately as dist/server.js). */
 export async function startClient(context: vscode.ExtensionContext): Promise<void> {
   if (client) return;
@@ -11,10 +31,28 @@ export async function startClient(context: vscode.ExtensionContext): Promise<voi
     run: { module, transport: TransportKind.ipc },
     debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
   };
+  // Metric files define what rules may name; the manifest and the store feed hovers.
+  const watcher = vscode.workspace.createFileSystemWatcher('**/{evotrainer.yaml,diagnostics/metrics/*,.evotrainer/store.duckdb}');
+  context.subscriptions.push(watcher);
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ language: 'evotrainer-manifest' }],
+    documentSelector: HARNESS_DOCUMENTS,
+    synchronize: { fileEvents: watcher },
   };
-  client = new LanguageClient('evotrainer', 'EvoTrainer Language Server', serverOptions, clientOptions);
-  context.subscriptions.push({ dispose: () => void client?.stop() });
-  await client.start();
+  const c = new LanguageClient('evotrainer', 'EvoTrainer Language Server', serverOptions, clientOptions);
+  client = c;
+  context.subscriptions.push({ dispose: () => void c.stop() });
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(CATALOG_SCHEME, {
+      provideTextDocumentContent: async () => ((await c.sendRequest('evotrainer/builtinMetrics')) as { text: string }).text,
+    }),
+  );
+  // The lens names the version backtest; until that command exists, say how to run one.
+  if (!(await vscode.commands.getCommands(true)).includes(BACKTEST_COMMAND)) {
+    context.subscriptions.push(
+      vscode.commands.registerCommand(BACKTEST_COMMAND, (args?: { file?: string; function?: string }) =>
+        vscode.window.showInformationMessage(`Backtesting ${args?.function ?? 'this function'} from the editor is not available in this build; run \`evotrainer backtest\` in a terminal.`),
+      ),
+    );
+  }
+  await c.start();
 }

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { EmptyTreeProvider } from './views/placeholderTree';
+import { registerVersioning } from './views/register';
 
 /**
  * Activation stays light: it registers commands and views and nothing else. The engine's
@@ -10,11 +11,13 @@ export function activate(context: vscode.ExtensionContext) {
   const output = vscode.window.createOutputChannel('EvoTrainer', { log: true });
   context.subscriptions.push(output);
 
-  const views = ['versions', 'runs', 'findings', 'skills'].map((name) => {
+  const views: { refresh(): void }[] = ['runs'].map((name) => {
     const provider = new EmptyTreeProvider();
     context.subscriptions.push(vscode.window.createTreeView(`evotrainer.${name}`, { treeDataProvider: provider }));
     return provider;
   });
+  // Versions, Findings, Skills and the version commands; their engine loads on first use.
+  views.push(registerVersioning(context, output, panels));
 
   context.subscriptions.push(
     vscode.commands.registerCommand('evotrainer.checkEnvironment', async () => {
@@ -24,6 +27,7 @@ export function activate(context: vscode.ExtensionContext) {
     vscode.commands.registerCommand('evotrainer.showHealthReport', async () => {
       return panels().HealthPanel.show(context, output);
     }),
+    vscode.commands.registerCommand('evotrainer.openFailureExplorer', (args?: unknown) => panels().ExplorerPanel.show(context, output, args)),
     vscode.commands.registerCommand('evotrainer.judgeRollouts', () => panels().judgeRollouts(context, output)),
     vscode.commands.registerCommand('evotrainer.setLlmApiKey', () => panels().setLlmApiKey(context)),
     vscode.commands.registerCommand('evotrainer.refreshViews', () => views.forEach((v) => v.refresh())),
@@ -39,11 +43,14 @@ function panels(): typeof import('./panels') {
   return require(path.join(__dirname, 'panels.js')) as typeof import('./panels');
 }
 
+/** Rule, metric, skill, reward and filter files (src/extension/client.ts selects the same). */
+const HARNESS_FILE = /\/(diagnostics\/(rules\/[^/]+\.ya?ml|metrics\/[^/]+\.(sql|py))|skills\/[^/]+\.md|(reward|filters)\/.+\.py)$/i;
+
 /** The language server serves harness files; start it when the first one opens. */
 function startLanguageClientWhenNeeded(context: vscode.ExtensionContext, output: vscode.LogOutputChannel) {
   let started = false;
   const maybeStart = (doc: vscode.TextDocument) => {
-    if (started || doc.languageId !== 'evotrainer-manifest') return;
+    if (started || !(doc.languageId === 'evotrainer-manifest' || HARNESS_FILE.test(doc.uri.path))) return;
     started = true;
     // A separate bundle, required only now, so activation never pays for it.
     // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -1,4 +1,11 @@
 // Panels that run the engine (the rollout store, diagnostics): a bundle of their own,
 // required on first use so that activation never loads them.
 export { HealthPanel } from './webviews/health/healthPanel';
+export { ExplorerPanel } from './webviews/explorer/explorerPanel';
 export { judgeRollouts, setLlmApiKey } from './commands/judge';
+// Versions, lineage, skills: views' data, the version commands and their panels.
+export { loadFindings, loadSkills, loadVersions, versionFile } from './views/data';
+export { cherryPickSkill, compareVersions, importRollouts, initializeHarness, newVersionCommand, openVersionDiff, promoteCommand, recordSkillCommand, rejectCommand, showSkillEvidence } from './commands/versions';
+export { LineagePanel } from './webviews/lineage/lineagePanel';
+export { VersionPanel } from './webviews/version/versionPanel';
+export { refreshVersionPanels } from './webviews/version/refresh';

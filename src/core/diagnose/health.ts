@@ -35,7 +35,8 @@ export interface HealthReport {
 export type ThresholdOverrides = Record<string, { warning?: number; critical?: number; op?: Threshold['op'] }>;
 
 export async function ensureFeatures(store: RolloutStore): Promise<void> {
-  await store.conn.run(FEATURES_VIEW);
+  // A read-only store cannot hold a new view: a temporary one (this connection's) serves.
+  await store.conn.run(store.readOnly ? FEATURES_VIEW.replace('create or replace view', 'create or replace temp view') : FEATURES_VIEW);
 }
 
 export function scopeWhere(scope: Scope): { sql: string; params: DuckDBValue[] } {

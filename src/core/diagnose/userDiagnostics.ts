@@ -42,6 +42,8 @@ export interface DiagnosticProblem {
   /** 1-based, where known. */
   line?: number;
   column?: number;
+  /** Characters from line:column that the problem spans (the editor underlines them), where known. */
+  length?: number;
   message: string;
 }
 
@@ -86,10 +88,10 @@ export interface UserDiagnostics {
   notes: string[];
 }
 
-const DIMENSIONS: Dimension[] = ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure', 'sampling'];
-const UNITS: Metric['unit'][] = ['ratio', 'count', 'tokens', 'turns', 'score', 'nats', 'correlation'];
-const OPS: Op[] = ['>', '>=', '<', '<=', '==', '!='];
-const SEVERITIES: Severity[] = ['info', 'warning', 'critical'];
+export const DIMENSIONS: Dimension[] = ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure', 'sampling'];
+export const UNITS: Metric['unit'][] = ['ratio', 'count', 'tokens', 'turns', 'score', 'nats', 'correlation'];
+export const OPS: Op[] = ['>', '>=', '<', '<=', '==', '!='];
+export const SEVERITIES: Severity[] = ['info', 'warning', 'critical'];
 
 function listDir(dir: string, re: RegExp): string[] {
   try {
@@ -322,12 +324,12 @@ interface Located {
   message: string;
 }
 
-function nodeLine(doc: Document, lc: LineCounter, p: (string | number)[]): { line: number; column: number } {
+function nodeLine(doc: Document, lc: LineCounter, p: (string | number)[]): { line: number; column: number; length?: number } {
   for (let k = p.length; k >= 0; k--) {
     const node = (k === 0 ? doc.contents : doc.getIn(p.slice(0, k), true)) as { range?: [number, number, number] } | null | undefined;
     if (node && typeof node === 'object' && node.range) {
       const pos = lc.linePos(node.range[0]);
-      return { line: pos.line, column: pos.col };
+      return { line: pos.line, column: pos.col, length: Math.max(1, node.range[1] - node.range[0]) };
     }
   }
   return { line: 1, column: 1 };
@@ -407,7 +409,7 @@ export function parseUserRules(file: string, text: string, knownMetrics: Set<str
       rules: [],
       problems: doc.errors.map((e) => {
         const pos = lc.linePos(e.pos[0]);
-        return { kind: 'rule', file, line: pos.line, column: pos.col, message: `YAML: ${e.message.split('\n')[0]}` };
+        return { kind: 'rule', file, line: pos.line, column: pos.col, length: Math.max(1, e.pos[1] - e.pos[0]), message: `YAML: ${e.message.split('\n')[0]}` };
       }),
     };
   }

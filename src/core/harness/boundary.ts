@@ -14,7 +14,7 @@ export interface BoundaryViolation {
 }
 
 /** Manifest keys no version may change: the eval pin, the boundary itself, the hardware. */
-export const FROZEN_MANIFEST_KEYS = ['eval_set', 'action_boundary', 'cluster'] as const;
+export const FROZEN_MANIFEST_KEYS = ['eval_set', 'action_boundary', 'cluster', 'clusters'] as const;
 
 export function checkBoundary(parent: Manifest, changes: ChangeSet): BoundaryViolation[] {
   const out: BoundaryViolation[] = [];

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import { clustersSchema } from '../jobs/profile';
 
 /**
  * `evotrainer.yaml`: the harness manifest. One zod schema is the single source of truth
@@ -25,6 +26,23 @@ const threshold = z
     op: z.enum(['>', '>=', '<', '<=']).optional().describe('How a value compares to the threshold; default ">" (higher is worse).'),
   })
   .describe('Alert thresholds of a metric.');
+
+const fnRef = z.object({ path: z.string().min(1), function: z.string().min(1).optional() }).strict();
+
+const invariant = z.discriminatedUnion('check', [
+  z
+    .object({
+      check: z.literal('ordering_violations'),
+      between: z.tuple([z.number(), z.number()]).optional().describe('[higher, lower] correctness levels; default any pair'),
+      max: z.number().int().min(0).optional(),
+    })
+    .strict(),
+  z.object({ check: z.enum(['successes_truncated', 'successes_penalized', 'successes_filtered']), max_share: z.number().min(0).max(1) }).strict(),
+  z.object({ check: z.literal('effective_data_share'), min: z.number().min(0).max(1) }).strict(),
+  z.object({ check: z.literal('dead_group_ratio'), max: z.number().min(0).max(1) }).strict(),
+]);
+
+export type Invariant = z.infer<typeof invariant>;
 
 export const EVAL_HASH_PATTERN = /^sha256:[0-9a-f]{64}$/;
 
@@ -51,19 +69,53 @@ export const manifestSchema = z
       .strict()
       .optional(),
     jobs: z.object({ train: job.optional(), rollout: job.optional(), eval: job.optional(), backtest: job.optional() }).strict().optional(),
-    cluster: z
+    clusters: clustersSchema.optional().describe('Cluster profiles by name (kind local | ssh | slurm, host, work_dir, setup, sbatch defaults, …).'),
+    cluster: z.string().min(1).optional().describe('Name of the default profile in clusters (default: the only one, else the local executor).'),
+    python: z.string().min(1).optional().describe('Interpreter that runs harness code (reward functions, filters) in backtests; default python3.'),
+    reward: z
       .object({
-        executor: z.enum(['local', 'ssh', 'slurm']),
-        host: z.string().optional().describe('SSH host (an alias of ~/.ssh/config works).'),
-        partition: z.string().optional(),
-        account: z.string().optional(),
-        gpus: z.number().int().positive().optional(),
-        time_limit: z.string().optional(),
-        remote_dir: z.string().optional(),
+        path: z.string().min(1).describe('Reward module, relative to the harness root.'),
+        function: z.string().min(1).optional().describe('Function name; default compute_score (verl) or reward_func (trl).'),
+        signature: z.enum(['verl', 'trl']).optional().describe("verl: compute_score(data_source, solution_str, ground_truth, extra_info=None) -> float | dict; trl: f(prompts, completions, **columns) -> list[float | None]."),
       })
       .strict()
       .optional()
-      .describe('Cluster profile jobs run on.'),
+      .describe('The reward code training runs; backtests re-score cached rollouts with it. Default: reward/compute_score.py:compute_score (verl).'),
+    filters: z
+      .object({
+        group: fnRef.optional().describe('keep_group(rollouts) -> bool over one GRPO group. Default: filters/group_filter.py:keep_group when present.'),
+        trajectory: fnRef.optional().describe('keep_trajectory(rollout) -> bool. Default: filters/group_filter.py:keep_trajectory when present.'),
+      })
+      .strict()
+      .optional(),
+    backtest: z
+      .object({
+        invariants: z.array(invariant).optional().describe('Safety invariants a backtest must pass, e.g. {check: ordering_violations, between: [1.0, 0.1], max: 0}.'),
+        timeout_seconds: z.number().positive().optional().describe('Per-call limit of harness code (default 10).'),
+        memory_mb: z.number().int().positive().optional().describe('Address-space cap of each worker (default 4096).'),
+        workers: z.number().int().positive().optional().describe('Python workers (default: one per core).'),
+        batch_size: z.number().int().positive().optional(),
+      })
+      .strict()
+      .optional(),
+    gate: z
+      .object({
+        confidence: z.number().gt(0.5).lt(1).optional().describe('Interval level of every before/after comparison (default 0.95).'),
+        bootstrap_reps: z.number().int().min(200).optional(),
+        non_regression_margin: z.number().min(0).optional().describe('A primary-metric drop whose interval lies entirely below −margin is a regression (default 0).'),
+        leak: z
+          .object({ metric: z.string().min(1).optional(), max: z.number().min(0).optional() })
+          .strict()
+          .optional()
+          .describe('Information-leak check: default git_history_share above 0.05 (or rising beyond noise) rejects.'),
+        bug_patterns: z
+          .array(z.object({ pattern: z.string().min(1).describe('Regular expression over added lines of the diff.'), paths: pathList.optional(), message: z.string().min(1) }).strict())
+          .optional()
+          .describe('Bug classes this harness declares, e.g. a penalty written into the advantages.'),
+      })
+      .strict()
+      .optional()
+      .describe('Promotion gate settings.'),
     autonomy: z.enum(['manual', 'human_gated', 'autonomous']).optional().describe('How much of the loop runs without a person.'),
     gates: z
       .object({ diagnosis: z.boolean().optional(), design: z.boolean().optional(), backtest: z.boolean().optional(), completion: z.boolean().optional() })
@@ -73,7 +125,12 @@ export const manifestSchema = z
     thresholds: z.record(z.string(), threshold).optional(),
     skills: z.object({ library: z.string().optional().describe('Folder (or git checkout) of the skill library shared across harnesses.') }).strict().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((m, ctx) => {
+    if (m.cluster && m.cluster !== 'local' && !m.clusters?.[m.cluster]) {
+      ctx.addIssue({ code: 'custom', path: ['cluster'], message: `no profile "${m.cluster}" under clusters (known: ${Object.keys(m.clusters ?? {}).join(', ') || 'none'})` });
+    }
+  });
 
 export type Manifest = z.infer<typeof manifestSchema>;
 

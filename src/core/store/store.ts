@@ -131,21 +131,30 @@ export class RolloutStore {
     readonly file: string,
     private readonly instance: DuckDBInstance,
     readonly conn: DuckDBConnection,
+    /** Opened with `{ readOnly: true }`: derived views are then temporary (see ensureFeatures). */
+    readonly readOnly = false,
   ) {}
 
-  static async open(file: string): Promise<RolloutStore> {
+  /**
+   * Opens (creating) the store. `{ readOnly: true }` opens an existing store for reading
+   * only (the editor's hovers): no migration, no sweep. Other readers may share it, but no
+   * writer can open it meanwhile, so such a reader closes it as soon as it has read.
+   */
+  static async open(file: string, opts: { readOnly?: boolean } = {}): Promise<RolloutStore> {
     const { DuckDBInstance } = loadDuckDB();
-    if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+    const readOnly = opts.readOnly === true;
+    if (file !== ':memory:' && !readOnly) mkdirSync(path.dirname(file), { recursive: true });
     let instance: DuckDBInstance;
     try {
-      instance = await DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' });
+      instance = await DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false', ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) });
     } catch (err) {
       const msg = (err as Error).message;
       if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}). Close it there, then retry.`);
       throw new Error(`${file}: cannot open the rollout store: ${msg.split('\n')[0]}`);
     }
     const conn = await instance.connect();
-    const store = new RolloutStore(file, instance, conn);
+    const store = new RolloutStore(file, instance, conn, readOnly);
+    if (readOnly) return store;
     await store.migrate();
     await store.sweepPending();
     return store;

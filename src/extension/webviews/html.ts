@@ -9,6 +9,8 @@ export interface WebviewPage {
   nonce: string;
   /** Maps a file under dist/webview/ to its webview URI. */
   asset: (name: string) => string;
+  /** Origins the page may fetch from (a page served over HTTP talks to its own server); none by default. */
+  connectSrc?: string;
 }
 
 /**
@@ -25,6 +27,7 @@ export function renderWebviewHtml(p: WebviewPage): string {
     `font-src ${p.cspSource}`,
     `style-src ${p.cspSource} 'nonce-${p.nonce}'`,
     `script-src 'nonce-${p.nonce}'`,
+    ...(p.connectSrc ? [`connect-src ${p.connectSrc}`] : []),
   ].join('; ');
   const tag = `evo-${p.app.replace(/[^a-z0-9-]/g, '')}-app`;
   return `<!DOCTYPE html>

@@ -16,10 +16,10 @@ describe('manifest schema', () => {
   });
 
   it('puts a wrong type at the value, with line and column', () => {
-    const { manifest, problems } = checkManifest('name: x\ndomain: math\ncluster:\n  executor: kubernetes\n');
+    const { manifest, problems } = checkManifest('name: x\ndomain: math\nclusters:\n  gpu:\n    kind: kubernetes\n');
     assert.equal(manifest, null);
-    assert.deepEqual(problems.map((p) => [p.line, p.column, p.severity]), [[4, 13, 'error']]);
-    assert.match(problems[0]!.message, /^cluster\.executor: /);
+    assert.deepEqual(problems.map((p) => [p.line, p.column, p.severity]), [[5, 11, 'error']]);
+    assert.match(problems[0]!.message, /^clusters\.gpu\.kind: /);
   });
 
   it('tells a mistyped value from a missing key', () => {

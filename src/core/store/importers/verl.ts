@@ -1,4 +1,5 @@
-import type { RolloutRecord } from '../rows';
+import type { RolloutRecord, StepRecord } from '../rows';
+import { classifyCommand, extractBashBlock } from './actions';
 import { readJsonLines } from './jsonLines';
 import type { BulkPlan, Importer } from './types';
 import { bad, bool, describeType, isRecord, num, posix, stepFromPath, str } from './util';
@@ -16,11 +17,83 @@ const BASE_KEYS = new Set(['input', 'output', 'gts', 'score', 'step', 'data_sour
 const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const NUMERIC = `('DOUBLE', 'BIGINT', 'UBIGINT')`;
 
+/** A turn boundary of a chat template (Qwen / ChatML) inside a decoded response. */
+const TURN_MARKER = /<\|im_start\|>|<\|im_end\|>/;
+/** An `"output"` string value holding a turn marker (the value may run past the head). */
+const MULTI_TURN_OUTPUT = /"output"\s*:\s*"(?:[^"\\]|\\.)*?(?:<\|im_start\|>|<\|im_end\|>)/;
+const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+
+/**
+ * The turns of a chat-template transcript, as verl's multi-turn rollouts decode them: the
+ * text before the first `<|im_start|>` continues the prompt's open assistant turn, then
+ * `<|im_start|>ROLE\n…<|im_end|>` per turn. A tool result comes back as a user turn
+ * holding `<tool_response>…</tool_response>` (or a `tool` turn), with the command's exit
+ * status as `<returncode>N</returncode>` when the environment reports it.
+ */
+export function chatTurns(text: string): { role: string; content: string }[] {
+  const turns: { role: string; content: string }[] = [];
+  const parts = text.split('<|im_start|>');
+  const clean = (s: string) => s.replace(/<\|im_end\|>[\s\S]*$/, '').trim();
+  const lead = clean(parts[0]!);
+  if (lead) turns.push({ role: 'assistant', content: lead });
+  for (const part of parts.slice(1)) {
+    const nl = part.indexOf('\n');
+    const role = (nl === -1 ? part : part.slice(0, nl)).trim();
+    const content = clean(nl === -1 ? '' : part.slice(nl + 1));
+    if (!content && role === 'assistant') continue; // the generation prompt's open header
+    turns.push({ role: ROLES.has(role) ? role : 'user', content });
+  }
+  return turns;
+}
+
+/** Steps of a multi-turn verl rollout: the prompt's messages, then each assistant command and tool result. */
+function chatSteps(prompt: string, output: string): StepRecord[] {
+  const steps: StepRecord[] = [];
+  const base = { command: null, exitCode: null, formatError: false, timeout: false, truncated: false, tokens: null };
+  for (const t of chatTurns(prompt)) {
+    steps.push({ ...base, role: t.role === 'system' ? 'system' : 'user', actionKind: 'message', observationBytes: Buffer.byteLength(t.content, 'utf8') });
+  }
+  const turns = chatTurns(output);
+  turns.forEach((t, i) => {
+    if (t.role === 'assistant') {
+      const { command, count } = extractBashBlock(t.content);
+      const toolCall = count === 0 && /<tool_call>[\s\S]*<\/tool_call>/.test(t.content);
+      // A last turn without a command is the final answer; earlier, the environment had nothing to run.
+      const answer = count === 0 && !toolCall && i === turns.length - 1;
+      steps.push({
+        ...base,
+        role: 'assistant',
+        actionKind: count === 1 ? classifyCommand(command) : toolCall ? 'command' : answer ? 'message' : 'other',
+        command: count === 1 ? command : null,
+        observationBytes: null,
+        formatError: count > 1 || (count === 0 && !toolCall && !answer),
+      });
+    } else if (t.role === 'tool' || /^<tool_response>/.test(t.content)) {
+      const body = t.content.replace(/^<tool_response>\s*/, '').replace(/\s*<\/tool_response>$/, '');
+      const rc = /<returncode>(-?\d+)<\/returncode>/.exec(body);
+      steps.push({
+        ...base,
+        role: 'tool',
+        actionKind: 'observation',
+        exitCode: rc ? Number(rc[1]) : null,
+        observationBytes: Buffer.byteLength(body, 'utf8'),
+        truncated: /<warning>\s*The output of your last command was too long/.test(body),
+      });
+    } else {
+      steps.push({ ...base, role: t.role === 'system' ? 'system' : 'user', actionKind: 'message', observationBytes: Buffer.byteLength(t.content, 'utf8') });
+    }
+  });
+  return steps;
+}
+
 /**
  * DuckDB reads the file itself when every line has the keys of the first (verl writes
  * the same keys for a whole dump); any line that differs marks the file for `read`.
+ * Multi-turn dumps (chat-template turn markers in `output`) go to `read`, which splits
+ * each transcript into steps.
  */
 function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): BulkPlan | null {
+  if (MULTI_TURN_OUTPUT.test(head)) return null;
   const nl = head.indexOf('\n');
   if (nl === -1) return null;
   let first: unknown;
@@ -108,6 +181,8 @@ export const verlImporter: Importer = {
         else extra[k] = v;
       }
       const step = num(r.step);
+      const multiTurn = typeof r.output === 'string' && TURN_MARKER.test(r.output);
+      const steps = multiTurn ? chatSteps(typeof r.input === 'string' ? r.input : '', r.output as string) : undefined;
       const record: RolloutRecord = {
         step: typeof step === 'number' ? step : fileStep ?? 0,
         split,
@@ -120,9 +195,10 @@ export const verlImporter: Importer = {
         correct: 'acc' in r ? bool(r.acc) : null,
         extractedAnswer: 'pred' in r ? str(r.pred) : null,
         dataSource: typeof r.data_source === 'string' ? r.data_source : null,
-        numTurns: 1,
+        numTurns: steps ? steps.filter((st) => st.role === 'assistant').length : 1,
         extra,
       };
+      if (steps) record.steps = steps;
       yield { record, at };
     }
   },

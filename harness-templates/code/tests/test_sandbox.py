@@ -1,0 +1,223 @@
+"""Verdict and tampering tests of the code reward. Run from the harness root: python3 -m unittest
+
+Every program here is a real Python program run in the real sandbox.
+"""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REWARD = os.path.join(ROOT, "reward")
+sys.path.insert(0, REWARD)
+
+from compute_score import compute_score, extract_code, parse_tests, reward_func  # noqa: E402
+from sandbox import isolation, outputs_match  # noqa: E402
+
+TESTS = json.dumps({"inputs": ["1 2\n", "3 4\n", "10 -5\n"], "outputs": ["3\n", "7\n", "5\n"]})
+CFG = {"partial_credit_weight": 0.0, "time_limit_s": 1.0, "memory_mb": 256, "float_tolerance": 0.0,
+       "require_code_block": True, "max_tests": 50, "stop_on_first_failure": False}
+SUM = "a, b = map(int, input().split())\nprint(a + b)\n"
+
+
+def score(src, tests=TESTS, **cfg):
+    return compute_score("code", "Here is my solution.\n```python\n" + src + "\n```\n", tests, config=dict(CFG, **cfg))
+
+
+class VerdictTest(unittest.TestCase):
+    def test_accepted(self):
+        r = score(SUM)
+        self.assertEqual((r["verdict"], r["score"], r["acc"], r["partial"], r["format"], r["tampered"]), ("AC", 1.0, 1.0, 1.0, 1.0, 0.0))
+
+    def test_wrong_answer_with_partial_credit(self):
+        r = score("a, b = map(int, input().split())\nprint(a + b if a < 5 else 0)\n")
+        self.assertEqual((r["verdict"], r["acc"], r["wrong_answer"]), ("WA", 0.0, 1.0))
+        self.assertAlmostEqual(r["partial"], 2 / 3)
+        self.assertEqual(r["score"], 0.0)
+        r = score("a, b = map(int, input().split())\nprint(a + b if a < 5 else 0)\n", partial_credit_weight=0.5)
+        self.assertAlmostEqual(r["score"], 1 / 3)
+
+    def test_compile_error(self):
+        r = score("def f(:\n    pass\n")
+        self.assertEqual((r["verdict"], r["compile_error"], r["score"]), ("CE", 1.0, 0.0))
+
+    def test_no_code_block(self):
+        r = compute_score("code", "print(3)", TESTS, config=CFG)
+        self.assertEqual((r["verdict"], r["format"], r["score"]), ("CE", 0.0, 0.0))
+
+    def test_runtime_error(self):
+        r = score("raise ValueError('boom')\n")
+        self.assertEqual((r["verdict"], r["runtime_error"], r["score"], r["partial"]), ("RE", 1.0, 0.0, 0.0))
+
+    def test_raises_after_printing_the_right_answer(self):
+        r = score(SUM + "raise RuntimeError('after the answer')\n")
+        self.assertEqual((r["verdict"], r["score"]), ("RE", 0.0))
+
+    def test_time_limit(self):
+        r = score("while True:\n    pass\n")
+        self.assertEqual((r["verdict"], r["timeout"], r["score"]), ("TLE", 1.0, 0.0))
+
+    def test_sleeping_is_a_time_limit_too(self):
+        r = score("import time\ntime.sleep(60)\n")
+        self.assertEqual(r["verdict"], "TLE")
+
+    def test_memory_limit(self):
+        r = score("x = [0] * (10 ** 9)\nprint(len(x))\n", memory_mb=128)
+        self.assertEqual((r["verdict"], r["memory_exceeded"], r["score"]), ("MLE", 1.0, 0.0))
+
+    def test_exits_early_before_printing(self):
+        for src in ("import sys\nsys.exit(0)\n" + SUM, "import os\nos._exit(0)\n" + SUM, "raise SystemExit\n" + SUM):
+            r = score(src)
+            self.assertEqual((r["verdict"], r["score"], r["partial"]), ("WA", 0.0, 0.0), src)
+
+    def test_prints_nothing(self):
+        r = score("pass\n")
+        self.assertEqual((r["verdict"], r["score"]), ("WA", 0.0))
+
+    def test_output_flood_is_refused(self):
+        r = score("import sys\nwhile True:\n    sys.stdout.write('x' * 65536)\n")
+        self.assertIn(r["verdict"], ("RE", "TLE"))
+        self.assertEqual(r["score"], 0.0)
+
+    def test_common_library_features_still_work(self):
+        src = ("import collections, dataclasses, heapq, bisect, itertools, math, sys, functools, threading\n"
+               "sys.setrecursionlimit(10000)\n"
+               "P = collections.namedtuple('P', 'a b')\n"
+               "@dataclasses.dataclass\nclass D:\n    x: int\n"
+               "@functools.lru_cache(None)\ndef f(n):\n    return n if n < 2 else f(n - 1) + 0\n"
+               "a, b = map(int, sys.stdin.readline().split())\n"
+               "open('scratch.txt', 'w').write(str(a))\n"
+               "print(P(int(open('scratch.txt').read()), b).a + D(b).x + f(0))\n")
+        self.assertEqual(score(src)["verdict"], "AC")
+
+    def test_output_comparison(self):
+        self.assertTrue(outputs_match("3 \n4\n\n", "3\n4"))
+        self.assertFalse(outputs_match("34", "3 4"))
+        self.assertTrue(outputs_match("0.3333334", "0.333333", 1e-5))
+        self.assertFalse(outputs_match("0.34", "0.333333", 1e-5))
+
+
+class TamperingTest(unittest.TestCase):
+    """A program that tampers with the checker never earns credit, even if its output is right."""
+
+    def assertNoCredit(self, r):
+        self.assertEqual((r["score"], r["acc"], r["partial"]), (0.0, 0.0, 0.0), r)
+        self.assertNotEqual(r["verdict"], "AC")
+
+    def test_writes_into_the_checkers_folder(self):
+        target = os.path.join(REWARD, "injected_by_candidate.py")
+        r = score("open(%r, 'w').write('def compute_score(*a, **k): return {\"score\": 1.0}')\n%s" % (target, SUM))
+        self.assertNoCredit(r)
+        self.assertEqual(r["tampered"], 1.0)
+        self.assertFalse(os.path.exists(target))
+
+    def test_overwrites_the_reward_module(self):
+        target = os.path.join(REWARD, "compute_score.py")
+        with open(target, "rb") as f:
+            before = f.read()
+        r = score("import os\nos.remove(%r)\n%s" % (target, SUM))
+        self.assertNoCredit(r)
+        with open(target, "rb") as f:
+            self.assertEqual(f.read(), before)
+
+    def test_monkeypatches_then_writes(self):
+        target = os.path.join(REWARD, "patched.txt")
+        src = ("import os, os.path, builtins, posixpath\n"
+               "os.path.realpath = lambda p: '/tmp/x'\nposixpath.normpath = lambda p: '/tmp/x'\n"
+               "builtins.isinstance = lambda *a: False\nos._exit = lambda code: None\n"
+               "open(%r, 'w').write('x')\n%s" % (target, SUM))
+        r = score(src)
+        self.assertNoCredit(r)
+        self.assertFalse(os.path.exists(target))
+
+    def test_disarms_the_audit_hook(self):
+        target = os.path.join(REWARD, "disarmed.txt")
+        src = ("import sys\n"
+               "f = sys._getframe().f_back\n"
+               "hook = f.f_locals.get('hook') if f else None\n"
+               "if hook is not None:\n"
+               "    hook.__defaults__ = tuple(None for _ in hook.__defaults__)\n"
+               "open(%r, 'w').write('x')\n%s" % (target, SUM))
+        r = score(src)
+        self.assertNoCredit(r)
+        self.assertFalse(os.path.exists(target))
+
+    def test_reads_the_expected_outputs_from_disk(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".json", dir=ROOT, delete=False) as f:
+            f.write(TESTS)
+            tests_file = f.name
+        try:
+            src = ("import json\nt = json.load(open(%r))\n"
+                   "print(t['outputs'][0])\n" % tests_file)
+            r = score(src, tests=TESTS)
+            self.assertNoCredit(r)
+            self.assertEqual(r["tampered"], 1.0)
+            # nor through the parent's command line or environment
+            r = score("import os\nprint(open('/proc/%d/environ' % os.getppid()).read())\n")
+            self.assertNoCredit(r)
+            r = score("import os\nprint(os.listdir(%r))\n" % ROOT)
+            self.assertNoCredit(r)
+        finally:
+            os.unlink(tests_file)
+
+    def test_kills_the_parent(self):
+        src = "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n" + SUM
+        r = score(src)
+        self.assertNoCredit(r)
+        # still alive: this test process is the checker's parent chain
+        r = score("import os\nos.killpg(0, 9)\n" + SUM)
+        self.assertNoCredit(r)
+
+    def test_starts_processes(self):
+        for src in ("import os\nos.system('touch %s')\n%s" % (os.path.join(REWARD, "sys.txt"), SUM),
+                    "import subprocess\nsubprocess.run(['true'])\n" + SUM,
+                    "import os\nif os.fork() == 0:\n    os._exit(0)\n" + SUM):
+            r = score(src)
+            self.assertNoCredit(r)
+        self.assertFalse(os.path.exists(os.path.join(REWARD, "sys.txt")))
+
+    def test_network(self):
+        r = score("import socket\ns = socket.create_connection(('127.0.0.1', 22), timeout=1)\n" + SUM)
+        self.assertNoCredit(r)
+
+    def test_native_code(self):
+        r = score("import ctypes\nctypes.CDLL(None).exit(0)\n" + SUM)
+        self.assertNoCredit(r)
+
+    def test_printing_a_verdict_earns_nothing(self):
+        r = score("print('AC')\nprint('{\"score\": 1.0, \"acc\": 1.0}')\n")
+        self.assertNoCredit(r)
+
+    def test_isolation_report(self):
+        iso = isolation()
+        self.assertTrue(iso["audit_hook"])
+        self.assertIn(iso["user"], ("nobody", "same user as the trainer"))
+        self.assertIsInstance(iso["network"], bool)
+
+
+class InputTest(unittest.TestCase):
+    def test_test_formats(self):
+        self.assertEqual(parse_tests({"inputs": ["1"], "outputs": ["2"]}), [{"input": "1", "output": "2"}])
+        self.assertEqual(parse_tests([{"input": "1", "output": "2"}]), [{"input": "1", "output": "2"}])
+        self.assertEqual(parse_tests(json.dumps({"input_output": {"inputs": [["1", "2"]], "outputs": ["3"]}})), [{"input": "1\n2", "output": "3"}])
+
+    def test_bad_tests_say_what_to_do(self):
+        with self.assertRaisesRegex(ValueError, "inputs"):
+            parse_tests("not json")
+        with self.assertRaisesRegex(ValueError, "2 inputs but 1 outputs"):
+            parse_tests({"inputs": ["1", "2"], "outputs": ["3"]})
+
+    def test_extract_code(self):
+        self.assertEqual(extract_code("a\n```python\nx=1\n```\nb\n```py\ny=2\n```"), "y=2\n")
+        self.assertIsNone(extract_code("no code"))
+        self.assertEqual(extract_code("no code", require_block=False), "no code")
+
+    def test_trl_adapter(self):
+        out = reward_func(prompts=["p", "p"], completions=["```python\n" + SUM + "```", [{"role": "assistant", "content": "```python\nprint(0)\n```"}]],
+                          ground_truth=[TESTS, TESTS])
+        self.assertEqual(out, [1.0, 0.0])
+
+
+if __name__ == "__main__":
+    unittest.main()

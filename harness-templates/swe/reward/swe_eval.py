@@ -1,0 +1,265 @@
+"""Judges a repository-level patch the way SWE-bench does, with the standard library only.
+
+    evaluate(task, patch) -> report            # SWE-bench report.json shape
+
+``task``: ``instance_id``, ``repo`` (a local git repository holding ``base_commit``),
+``base_commit``, ``FAIL_TO_PASS`` and ``PASS_TO_PASS`` (test ids, JSON lists or JSON text),
+optional ``test_patch`` (the benchmark's tests, applied after the candidate patch),
+``test_runner`` ("unittest", the default, or "pytest"), ``test_timeout_s``.
+
+Steps: a scratch worktree at ``base_commit``; ``git apply`` of the patch (then
+``patch --fuzz`` as SWE-bench falls back to); every test file is reset to the base commit and
+the ``test_patch`` applied, so a patch that deletes, skips or rewrites the failing test
+changes nothing; the tests run; a skipped or missing test is a failure. A patch that edits
+test files, or reaches into the test framework from non-test code, is flagged and (by
+default, ``env/config.json``) earns no credit.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from typing import Dict, List, Optional, Tuple
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
+_FRAMEWORK_TAMPER = re.compile(
+    r"^\+(?!\+\+).*(\bunittest\.(TestCase|TestResult|TextTestRunner|main|skip)\b|\bpytest\b|_pytest|"
+    r"sys\.modules\[|sitecustomize|usercustomize|builtins\.|sys\.exit|os\._exit|atexit\.)", re.M)
+
+
+def _git(cwd: str, *args: str, input_text: Optional[str] = None, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
+    env.setdefault("GIT_AUTHOR_NAME", "evotrainer")
+    env.setdefault("GIT_AUTHOR_EMAIL", "evotrainer@localhost")
+    env.setdefault("GIT_COMMITTER_NAME", "evotrainer")
+    env.setdefault("GIT_COMMITTER_EMAIL", "evotrainer@localhost")
+    r = subprocess.run(["git", "-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false", *args], cwd=cwd, input=input_text,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError("git %s failed in %s: %s" % (" ".join(args), cwd, r.stderr.strip()))
+    return r
+
+
+def _ids(v) -> List[str]:
+    if v is None:
+        return []
+    if isinstance(v, str):
+        v = json.loads(v) if v.strip().startswith("[") else [v]
+    return [str(x) for x in v]
+
+
+def patch_files(patch: str) -> List[str]:
+    """Paths a unified diff touches (both sides, without a/ b/ prefixes)."""
+    out = []
+    for m in re.finditer(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)", patch, re.M):
+        p = m.group(1)
+        if p != "/dev/null" and p not in out:
+            out.append(p)
+    for m in re.finditer(r"^diff --git a/(\S+) b/(\S+)", patch, re.M):
+        for p in m.groups():
+            if p not in out:
+                out.append(p)
+    return out
+
+
+def is_test_path(path: str) -> bool:
+    return bool(_TEST_PATH.search(path))
+
+
+def framework_tampering(patch: str) -> List[str]:
+    """Added lines in non-test files that reach into the test framework or the interpreter's exit."""
+    hits = []
+    for chunk in re.split(r"(?=^diff --git )", patch, flags=re.M):
+        files = patch_files(chunk)
+        if not files or any(is_test_path(f) for f in files):
+            continue
+        hits += [m.group(0)[:200] for m in _FRAMEWORK_TAMPER.finditer(chunk)]
+    return hits
+
+
+def extract_patch(text: Optional[str]) -> Optional[str]:
+    """The patch in an agent's final answer: a ```diff block, or the text itself if it is a diff."""
+    if text is None:
+        return None
+    blocks = re.findall(r"```(?:diff|patch)?[ \t]*\n(.*?)```", text, re.S)
+    for b in reversed(blocks):
+        if re.search(r"^(diff --git |--- )", b, re.M):
+            return b
+    m = re.search(r"^(diff --git |--- )", text, re.M)
+    return text[m.start():] if m else (text if text.strip() else None)
+
+
+def _apply(work: str, patch: str) -> Tuple[bool, str]:
+    pf = os.path.join(work, ".evotrainer.patch")
+    with open(pf, "w", encoding="utf-8") as f:
+        f.write(patch if patch.endswith("\n") else patch + "\n")
+    try:
+        r = _git(work, "apply", "--verbose", "--whitespace=nowarn", pf, check=False)
+        if r.returncode == 0:
+            return True, "git apply"
+        log = r.stderr.strip()
+        if shutil.which("patch"):
+            r2 = subprocess.run(["patch", "--batch", "--fuzz=5", "-p1", "--forward", "--no-backup-if-mismatch", "-i", pf],
+                                cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+            if r2.returncode == 0:
+                return True, "patch --fuzz=5"
+            _git(work, "checkout", "--", ".", check=False)
+            _git(work, "clean", "-fdq", "-e", ".evotrainer.patch", check=False)
+            log += "\n" + r2.stdout.strip()
+        return False, log[-2000:]
+    finally:
+        os.unlink(pf)
+
+
+_UNITTEST_LINE = re.compile(r"^(\w+) \(([\w.]+)\)(?:\n.*?)? \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)$", re.M)
+_PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", re.M)
+
+
+def parse_unittest(log: str) -> Dict[str, str]:
+    status = {}
+    for name, where, st in _UNITTEST_LINE.findall(log):
+        test_id = where if where.endswith("." + name) else where + "." + name  # 3.11+ prints the full id
+        status[test_id] = "PASSED" if st in ("ok", "expected failure") else ("SKIPPED" if st.startswith("skipped") else "FAILED")
+    return status
+
+
+def parse_pytest(log: str) -> Dict[str, str]:
+    return {t: ("PASSED" if s in ("PASSED", "XFAIL") else ("SKIPPED" if s == "SKIPPED" else "FAILED")) for s, t in _PYTEST_LINE.findall(log)}
+
+
+_ISOLATION: Optional[List[str]] = None
+
+
+def isolation_prefix() -> List[str]:
+    """``unshare`` with no network and a private PID namespace, where the machine allows it.
+
+    The tests run the patched repository's code. Here they get no network and cannot signal
+    this process; they still run as the trainer's user, so for untrusted policies run the
+    reward inside a container (as SWE-bench runs each instance in its own image).
+    """
+    global _ISOLATION
+    if _ISOLATION is None:
+        _ISOLATION = []
+        exe = shutil.which("unshare")
+        if exe and os.environ.get("EVOTRAINER_SANDBOX_UNSHARE", "1") != "0":
+            for c in ([exe, "--net", "--pid", "--fork", "--kill-child"],
+                      [exe, "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child"]):
+                try:
+                    if subprocess.run(c + ["true"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10).returncode == 0:
+                        _ISOLATION = c
+                        break
+                except (OSError, subprocess.TimeoutExpired):
+                    continue
+    return _ISOLATION
+
+
+def run_tests(work: str, tests: List[str], runner: str = "unittest", timeout_s: float = 600) -> Tuple[Dict[str, str], str]:
+    if not tests:
+        return {}, ""
+    if runner == "pytest":
+        cmd = [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "--no-header", "-q", *tests]
+        parse = parse_pytest
+    else:
+        modules = sorted({t.rsplit(".", 2)[0] if t.count(".") >= 2 else t for t in tests})
+        cmd = [sys.executable, "-B", "-m", "unittest", "-v", *modules]
+        parse = parse_unittest
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "EVOTRAINER"))}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(isolation_prefix() + cmd, cwd=work, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                env=env, start_new_session=True)
+        try:
+            proc.wait(timeout=timeout_s)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+        finally:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # the tests' leftover processes too
+            except OSError:
+                pass
+            proc.wait()
+        out.seek(0)
+        log = out.read(8 * 1024 * 1024).decode("utf-8", "replace")
+    if timed_out:
+        log += "\n[timed out after %ss]" % timeout_s
+    return parse(log), log
+
+
+def empty_report(instance_id: str) -> Dict[str, object]:
+    return {instance_id: {
+        "patch_is_None": False, "patch_exists": False, "patch_successfully_applied": False, "resolved": False,
+        "tests_status": {k: {"success": [], "failure": []} for k in ("FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL")},
+    }}
+
+
+def evaluate(task: Dict[str, object], patch: Optional[str], reject_test_edits: bool = True,
+             reject_framework_tampering: bool = True, keep_log: bool = False) -> Dict[str, object]:
+    """Returns the SWE-bench report ``{instance_id: {...}}`` plus an ``evotrainer`` entry with the details."""
+    iid = str(task["instance_id"])
+    repo = os.path.abspath(str(task["repo"]))
+    base = str(task["base_commit"])
+    f2p, p2p = _ids(task.get("FAIL_TO_PASS")), _ids(task.get("PASS_TO_PASS"))
+    report = empty_report(iid)
+    rep = report[iid]
+    details = {"apply": "", "touched_tests": [], "framework_tampering": [], "log": ""}
+    report["evotrainer"] = details
+    rep["patch_is_None"] = patch is None
+    if patch is None or not patch.strip():
+        rep["tests_status"]["FAIL_TO_PASS"]["failure"] = f2p
+        rep["tests_status"]["PASS_TO_PASS"]["failure"] = p2p
+        return report
+    rep["patch_exists"] = True
+    details["touched_tests"] = [p for p in patch_files(patch) if is_test_path(p)]
+    details["framework_tampering"] = framework_tampering(patch)
+
+    if not os.path.isdir(os.path.join(repo, ".git")) and not os.path.isfile(os.path.join(repo, "HEAD")):
+        raise ValueError("task %s: repo %s is not a git repository; point task['repo'] at a local clone that holds %s" % (iid, repo, base))
+    scratch = tempfile.mkdtemp(prefix="evotrainer-swe-")
+    work = os.path.join(scratch, "work")
+    try:
+        _git(repo, "worktree", "add", "--detach", "--force", work, base)
+        ok, how = _apply(work, patch)
+        details["apply"] = how
+        rep["patch_successfully_applied"] = ok
+        if not ok:
+            rep["tests_status"]["FAIL_TO_PASS"]["failure"] = f2p
+            rep["tests_status"]["PASS_TO_PASS"]["failure"] = p2p
+            return report
+        # Tests are the benchmark's, not the candidate's: reset every test file to the base
+        # commit (restoring deleted ones, dropping added ones), then apply the test patch.
+        for p in details["touched_tests"]:
+            if _git(work, "cat-file", "-e", "%s:%s" % (base, p), check=False).returncode == 0:
+                _git(work, "checkout", base, "--", p)
+            elif os.path.lexists(os.path.join(work, p)):
+                os.unlink(os.path.join(work, p))
+        test_patch = task.get("test_patch")
+        if test_patch:
+            tok, tlog = _apply(work, str(test_patch))
+            if not tok:
+                raise RuntimeError("task %s: the test_patch does not apply on top of the candidate patch: %s" % (iid, tlog[:500]))
+        status, log = run_tests(work, f2p + p2p, str(task.get("test_runner") or "unittest"), float(task.get("test_timeout_s") or 600))
+        if keep_log:
+            details["log"] = log[-20000:]
+        for key, ids in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p)):
+            for t in ids:
+                rep["tests_status"][key]["success" if status.get(t) == "PASSED" else "failure"].append(t)
+        honest = not (reject_test_edits and details["touched_tests"]) and not (reject_framework_tampering and details["framework_tampering"])
+        rep["resolved"] = bool(honest and not rep["tests_status"]["FAIL_TO_PASS"]["failure"] and not rep["tests_status"]["PASS_TO_PASS"]["failure"])
+        return report
+    finally:
+        _git(repo, "worktree", "remove", "--force", work, check=False)
+        shutil.rmtree(scratch, ignore_errors=True)
+        _git(repo, "worktree", "prune", check=False)
+
+
+def write_report(report: Dict[str, object], path: str) -> None:
+    """Writes report.json as SWE-bench does (without the evotrainer details)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({k: v for k, v in report.items() if k != "evotrainer"}, f, indent=2)

@@ -1,0 +1,37 @@
+import { IpcCommand, IpcNotification } from '../protocol';
+
+export interface EvidenceMetric {
+  name: string;
+  value: number;
+  parent: number | null;
+  delta: number | null;
+}
+
+/** A version's evidence, as the panel beside its diff shows it. */
+export interface VersionEvidenceState {
+  status: 'loading' | 'done' | 'failed';
+  id: string;
+  parent: string | null;
+  branch: string;
+  commit: string;
+  state: string;
+  isPromoted: boolean;
+  layer: string;
+  hypothesis: { change: string; targetMetric: string; because: string; successCriterion: string } | null;
+  intervention: { factor: string; changedPaths: string[]; rollbackPlan: string; override: string | null } | null;
+  primaryMetric: string | null;
+  metrics: EvidenceMetric[];
+  /** Null until a backtest is recorded ("no backtest yet"). */
+  backtest: { summary: string; source: string | null; at: string } | null;
+  /** Null until a gate decided ("not gated yet"). */
+  gate: { decision: string; by: string; at: string; reasons: { check: string; passed: boolean; detail: string }[] } | null;
+  rejectReason: string | null;
+  skill: string | null;
+  transitions: { from: string | null; to: string; at: string; by: string; evidence: { kind: string; summary: string }[] }[];
+  error: string | null;
+}
+
+/** The version webview's whole vocabulary. */
+export const DidChangeVersionNotification = new IpcNotification<VersionEvidenceState>('version/didChangeState');
+export const OpenFileDiffCommand = new IpcCommand<{ file: string }>('version/openFileDiff');
+export const RunVersionActionCommand = new IpcCommand<{ action: 'promote' | 'reject' | 'recordSkill' }>('version/runAction');

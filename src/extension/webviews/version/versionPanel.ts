@@ -1,0 +1,67 @@
+import * as vscode from 'vscode';
+import * as z from 'zod/mini';
+import type { VersioningHost } from '../../commands/versions';
+import { loadEntry } from '../../views/data';
+import { WebviewController } from '../webviewController';
+import { evidenceState } from './evidence';
+import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from './protocol';
+
+const loading = (id: string): VersionEvidenceState => ({
+  status: 'loading', id, parent: null, branch: '', commit: '', state: '', isPromoted: false, layer: '', hypothesis: null, intervention: null,
+  primaryMetric: null, metrics: [], backtest: null, gate: null, rejectReason: null, skill: null, transitions: [], error: null,
+});
+
+/** A version's evidence (hypothesis, criterion, backtest, gate), opened beside its diff. One panel per version. */
+export class VersionPanel {
+  private static readonly open = new Map<string, VersionPanel>();
+
+  static async show(host: VersioningHost, id: string, column: vscode.ViewColumn = vscode.ViewColumn.Active): Promise<VersionEvidenceState> {
+    let p = VersionPanel.open.get(id);
+    if (!p) {
+      const panel = vscode.window.createWebviewPanel('evotrainer.version', `Evidence: ${id}`, { viewColumn: column, preserveFocus: true }, {});
+      panel.iconPath = vscode.Uri.joinPath(host.context.extensionUri, 'media', 'evotrainer.svg');
+      p = new VersionPanel(new WebviewController<VersionEvidenceState>(panel, host.context.extensionUri, { app: 'version', title: `Evidence: ${id}`, initialState: loading(id), log: host.output }), host, id);
+      VersionPanel.open.set(id, p);
+    } else p.controller.panel.reveal(undefined, true);
+    return p.refresh();
+  }
+
+  static refreshAll(): void {
+    for (const p of VersionPanel.open.values()) void p.refresh();
+  }
+
+  private constructor(
+    private readonly controller: WebviewController<VersionEvidenceState>,
+    private readonly host: VersioningHost,
+    private readonly id: string,
+  ) {
+    controller.onDidDispose(() => VersionPanel.open.delete(id));
+    controller.onCommand(OpenFileDiffCommand, z.object({ file: z.string().check(z.minLength(1), z.maxLength(4096)) }), async ({ file }) => {
+      const state = await this.refresh();
+      if (!state.parent || !state.intervention?.changedPaths.includes(file)) return;
+      const { openFileDiff } = await import('../../commands/versions');
+      await openFileDiff(state.parent, this.id, file);
+    });
+    controller.onCommand(RunVersionActionCommand, z.object({ action: z.enum(['promote', 'reject', 'recordSkill']) }), async ({ action }) => {
+      const cmd = action === 'promote' ? 'evotrainer.promoteVersion' : action === 'reject' ? 'evotrainer.rejectVersion' : 'evotrainer.recordSkill';
+      await vscode.commands.executeCommand(cmd, this.id);
+      await this.refresh();
+    });
+  }
+
+  private async refresh(): Promise<VersionEvidenceState> {
+    const root = this.host.root();
+    let state: VersionEvidenceState;
+    try {
+      if (!root) throw new Error('no harness in this workspace');
+      const { entry, parent, promoted } = await loadEntry(root, this.id);
+      state = evidenceState(entry, parent, promoted);
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      this.host.output.error(`Evidence of ${this.id}: ${error}`);
+      state = { ...loading(this.id), status: 'failed', error };
+    }
+    this.controller.notify(DidChangeVersionNotification, state);
+    return state;
+  }
+}

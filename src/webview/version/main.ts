@@ -1,0 +1,131 @@
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
+import { css, html, LitElement, nothing } from 'lit';
+import { customElement, state } from 'lit/decorators.js';
+import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../extension/webviews/version/protocol';
+import { HostConnection } from '../shared/host';
+
+const host = new HostConnection();
+
+const num = (n: number | null) => (n === null ? '—' : String(Number(n.toPrecision(4))));
+const signed = (n: number | null) => (n === null ? '' : n === 0 ? '±0' : `${n > 0 ? '+' : '−'}${num(Math.abs(n))}`);
+const when = (iso: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '');
+
+@customElement('evo-version-app')
+export class VersionApp extends LitElement {
+  static override styles = css`
+    :host { display: block; padding: 14px 20px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+    header { display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap; }
+    h1 { font-size: 1.35em; font-weight: 600; margin: 0; }
+    h2 { font-size: 0.85em; text-transform: uppercase; letter-spacing: 0.04em; color: var(--vscode-descriptionForeground); margin: 0 0 6px; font-weight: 600; }
+    .badge { border-radius: 10px; padding: 1px 8px; font-size: 0.85em; border: 1px solid var(--vscode-widget-border, var(--vscode-descriptionForeground)); }
+    .badge.promoted { border-color: var(--vscode-charts-green); color: var(--vscode-charts-green); }
+    .badge.rejected { border-color: var(--vscode-charts-red); color: var(--vscode-charts-red); }
+    .meta { color: var(--vscode-descriptionForeground); font-size: 0.9em; overflow-wrap: anywhere; }
+    section { margin-top: 14px; padding: 10px 12px; border-radius: 4px; background: var(--vscode-editorWidget-background); border: 1px solid var(--vscode-panel-border, var(--vscode-widget-border, #8884)); }
+    section.empty { opacity: 0.85; }
+    .hyp { font-size: 1.05em; margin: 0 0 6px; overflow-wrap: anywhere; }
+    dl { display: grid; grid-template-columns: max-content 1fr; gap: 3px 12px; margin: 0; }
+    dt { color: var(--vscode-descriptionForeground); }
+    dd { margin: 0; overflow-wrap: anywhere; }
+    code { font-family: var(--vscode-editor-font-family); }
+    table { border-collapse: collapse; width: 100%; }
+    td, th { text-align: left; padding: 2px 8px 2px 0; font-variant-numeric: tabular-nums; }
+    th { color: var(--vscode-descriptionForeground); font-weight: normal; }
+    .up { color: var(--vscode-charts-green); }
+    .down { color: var(--vscode-charts-red); }
+    .reason { display: flex; gap: 8px; padding: 2px 0; }
+    .ok { color: var(--vscode-charts-green); }
+    .fail { color: var(--vscode-charts-red); }
+    .files a { display: block; cursor: pointer; color: var(--vscode-textLink-foreground); padding: 1px 0; }
+    .files a:hover { color: var(--vscode-textLink-activeForeground); text-decoration: underline; }
+    .rejected-note { border-left: 3px solid var(--vscode-charts-red); padding-left: 8px; }
+    .actions { display: flex; gap: 8px; margin-top: 12px; }
+    ol { margin: 0; padding-left: 18px; }
+    li { margin: 2px 0; }
+    .error { color: var(--vscode-errorForeground); }
+  `;
+
+  @state() private view: VersionEvidenceState = host.initialState<VersionEvidenceState>();
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    host.onNotification(DidChangeVersionNotification, (s) => {
+      this.view = s;
+    });
+    host.ready();
+  }
+
+  override render() {
+    const v = this.view;
+    if (v.status === 'loading') return html`<vscode-progress-ring aria-label="Loading"></vscode-progress-ring>`;
+    if (v.status === 'failed') return html`<p class="error" data-testid="version-error">${v.error}</p>`;
+    const decided = v.state === 'promoted' || v.state === 'rejected';
+    return html`
+      <header>
+        <h1 data-testid="version-title">${v.id}</h1>
+        <span class="badge ${v.state}" data-testid="version-state">${v.isPromoted ? 'promoted ★' : v.state}</span>
+        <span class="meta">${v.branch} @ <code>${v.commit.slice(0, 12)}</code>${v.parent ? ` · parent ${v.parent}` : ' · root'} · layer ${v.layer}</span>
+      </header>
+      ${v.rejectReason ? html`<section class="rejected-note" data-testid="version-rejected"><h2>Rejected — negative evidence</h2>${v.rejectReason}</section>` : nothing}
+      <section data-testid="version-hypothesis">
+        <h2>Hypothesis</h2>
+        ${v.hypothesis
+          ? html`<p class="hyp">${v.hypothesis.change}</p>
+              <dl>
+                <dt>target metric</dt><dd><code>${v.hypothesis.targetMetric}</code></dd>
+                <dt>success criterion</dt><dd data-testid="version-criterion"><code>${v.hypothesis.successCriterion}</code></dd>
+                ${v.hypothesis.because ? html`<dt>because</dt><dd>${v.hypothesis.because}</dd>` : nothing}
+                ${v.skill ? html`<dt>from skill</dt><dd>${v.skill}</dd>` : nothing}
+              </dl>`
+          : html`<p class="meta">${v.parent ? 'No hypothesis recorded.' : 'The root version: the baseline every version is compared with.'}</p>`}
+      </section>
+      ${v.intervention
+        ? html`<section data-testid="version-intervention">
+            <h2>Intervention</h2>
+            <dl>
+              <dt>factor</dt><dd><code>${v.intervention.factor || '—'}</code></dd>
+              <dt>rollback</dt><dd>${v.intervention.rollbackPlan}</dd>
+              ${v.intervention.override ? html`<dt>single-factor override</dt><dd>${v.intervention.override}</dd>` : nothing}
+            </dl>
+            <div class="files" data-testid="version-files">
+              ${v.intervention.changedPaths.map((f) => html`<a role="button" tabindex="0" title="Open the diff against ${v.parent}" @click=${() => host.send(OpenFileDiffCommand, { file: f })} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && host.send(OpenFileDiffCommand, { file: f })}>${f}</a>`)}
+            </div>
+          </section>`
+        : nothing}
+      <section class=${v.backtest ? '' : 'empty'} data-testid="version-backtest">
+        <h2>Backtest</h2>
+        ${v.backtest ? html`<div>${v.backtest.summary}</div><div class="meta">${v.backtest.source ? `${v.backtest.source} · ` : ''}${when(v.backtest.at)}</div>` : html`<span class="meta">No backtest yet.</span>`}
+      </section>
+      <section class=${v.gate ? '' : 'empty'} data-testid="version-gate">
+        <h2>Gate decision</h2>
+        ${v.gate
+          ? html`<div><b>${v.gate.decision}</b> by ${v.gate.by} <span class="meta">${when(v.gate.at)}</span></div>
+              ${v.gate.reasons.map((r) => html`<div class="reason"><span class=${r.passed ? 'ok' : 'fail'}>${r.passed ? '✓' : '✗'}</span><span><b>${r.check}</b>: ${r.detail}</span></div>`)}`
+          : html`<span class="meta">Not gated yet.</span>`}
+      </section>
+      <section class=${v.metrics.length ? '' : 'empty'} data-testid="version-metrics">
+        <h2>Metrics</h2>
+        ${v.metrics.length
+          ? html`<table>
+              <tr><th>metric</th><th>${v.id}</th><th>${v.parent ?? 'parent'}</th><th>Δ</th></tr>
+              ${v.metrics.map((m) => html`<tr><td>${m.name === v.primaryMetric ? html`<b>${m.name}</b>` : m.name}</td><td>${num(m.value)}</td><td>${num(m.parent)}</td><td class=${m.delta === null || m.delta === 0 ? '' : m.delta > 0 ? 'up' : 'down'}>${signed(m.delta)}</td></tr>`)}
+            </table>`
+          : html`<span class="meta">Not evaluated yet.</span>`}
+      </section>
+      <section data-testid="version-history">
+        <h2>History</h2>
+        <ol>
+          ${v.transitions.map((t) => html`<li><b>${t.from ?? '∅'} → ${t.to}</b> <span class="meta">${when(t.at)} by ${t.by}</span>${t.evidence.map((e) => html`<div class="meta">${e.kind}: ${e.summary}</div>`)}</li>`)}
+        </ol>
+      </section>
+      ${!decided || v.state === 'promoted'
+        ? html`<div class="actions">
+            ${v.state === 'evaluated' ? html`<vscode-button data-testid="version-promote" @click=${() => host.send(RunVersionActionCommand, { action: 'promote' })}>Promote…</vscode-button>` : nothing}
+            ${!decided && v.parent ? html`<vscode-button secondary data-testid="version-reject" @click=${() => host.send(RunVersionActionCommand, { action: 'reject' })}>Reject…</vscode-button>` : nothing}
+            ${v.state === 'promoted' && v.parent && v.intervention ? html`<vscode-button secondary @click=${() => host.send(RunVersionActionCommand, { action: 'recordSkill' })}>Record Skill…</vscode-button>` : nothing}
+          </div>`
+        : nothing}
+    `;
+  }
+}
