@@ -1,16 +1,23 @@
-// `npm run demo`: builds EvoTrainer, creates a sample harness workspace, and serves the
-// extension in a real VS Code (code-server) on a loopback port. Ctrl-C stops it.
-//   --check        start, verify the page answers, stop (for scripts and CI)
+// `npm run demo`: the co-evolution loop end to end on harnesses that train for real on any
+// CPU (python3 alone), then the extension in a real VS Code (code-server) on the result.
+//   1. toy-agentic (a multi-turn bug-fixing agent trained by GRPO): `evotrainer evolve`
+//      diagnoses, proposes one single-factor version per round from its skills, backtests
+//      it, trains it (local executor), evaluates it and lets the gate promote or reject it.
+//   2. toy-math (a second domain): the skill validated on toy-agentic is reused there.
+//   3. the lineage of both, with every decision and its reasons; the honest score against
+//      the baseline with its paired bootstrap interval.
+//   --no-ui        stop after the loop (no editor)
+//   --fresh        start from new harnesses (default: continue the ones in demo-workspace/)
+//   --check        serve the editor, verify the page answers, stop (for scripts and CI)
 //   --port N       preferred port (default 8080, or EVOTRAINER_DEMO_PORT)
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { startCodeServer } from './code-server.mjs';
-import { ensureE2E } from './e2e-setup.mjs';
 import { ensureDeps, root, run } from './ensure-deps.mjs';
 
 const args = process.argv.slice(2);
 const check = args.includes('--check');
+const noUi = args.includes('--no-ui');
 const portArg = args.indexOf('--port');
 const port = Number(portArg !== -1 ? args[portArg + 1] : process.env.EVOTRAINER_DEMO_PORT || 8080);
 if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -18,33 +25,63 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   process.exit(2);
 }
 
+const t0 = Date.now();
 ensureDeps();
-console.log('== building and packaging the extension');
-run('npm', ['run', '--silent', 'package']);
-console.log('== preparing the editor runtime (code-server, Node 24; first run takes a few minutes)');
-ensureE2E();
+console.log('== building EvoTrainer');
+run('npm', ['run', '--silent', 'build']);
 
 const workspace = path.join(root, 'demo-workspace');
-const evotrainer = (...a) => run(process.execPath, [path.join(root, 'bin', 'evotrainer.js'), ...a], { cwd: workspace });
-if (!existsSync(path.join(workspace, '.git'))) {
-  console.log(`== creating the sample harness in ${workspace} (evotrainer init)`);
-  run(process.execPath, [path.join(root, 'bin', 'evotrainer.js'), 'init', workspace]);
-}
-// Real rollouts to look at: the SWE trajectories shipped beside the project, when present.
-const swe = path.join(root, '..', 'shared', 'data', 'swe-mini-swe-agent', 'trajs');
-if (existsSync(swe) && !existsSync(path.join(workspace, '.evotrainer', 'store.duckdb'))) {
-  console.log('== importing the sample SWE trajectories into the harness store');
-  evotrainer('import', swe, '--run', 'swe-sample');
+if (args.includes('--fresh')) rmSync(workspace, { recursive: true, force: true });
+mkdirSync(workspace, { recursive: true });
+const bin = path.join(root, 'bin', 'evotrainer.js');
+const evotrainer = (...a) => run(process.execPath, [bin, ...a], { cwd: workspace });
+const capture = (...a) => spawnSync(process.execPath, [bin, ...a], { cwd: workspace, encoding: 'utf8' });
+
+const agentic = path.join(workspace, 'toy-agentic');
+const math = path.join(workspace, 'toy-math');
+for (const [dir, template] of [
+  [agentic, 'toy-agentic'],
+  [math, 'toy-math'],
+]) {
+  if (!existsSync(path.join(dir, '.git'))) evotrainer('init', '--template', template, dir);
 }
 
-console.log('== environment');
-spawnSync(process.execPath, [path.join(root, 'bin', 'evotrainer.js'), 'doctor'], { stdio: 'inherit' });
+console.log('\n== 1. evolve toy-agentic (3 rounds, full autonomy, local executor)');
+evotrainer('evolve', '--trust', '--rounds', '3', '--autonomy', 'full', '--harness', agentic);
 
+console.log('\n== 2. evolve toy-math, reusing the skills validated on toy-agentic');
+evotrainer('evolve', '--trust', '--rounds', '1', '--autonomy', 'full', '--harness', math, '--skills', path.join(agentic, 'skills'));
+
+console.log('\n== 3. what the loop found');
+const library = path.join(workspace, 'skill-library');
+const shared = capture('skill', 'share', 'zero-variance-filter', '--library', library, '--harness', math);
+console.log(shared.status === 0 ? shared.stdout.trim() : `skill not shared: ${shared.stderr.trim()}`);
+const lineage = JSON.parse(capture('lineage', '--json', '--harness', agentic).stdout);
+const promoted = lineage.promoted?.version;
+if (promoted && promoted !== 'v0') {
+  const g = capture('gate', promoted, '--against', 'v0', '--no-record', '--json', '--harness', agentic);
+  try {
+    const c = JSON.parse(g.stdout).comparisons.honest_pass_rate;
+    const f = (x) => (x >= 0 ? '+' : '') + x.toFixed(3);
+    console.log(`toy-agentic honest score (eval with git history scrubbed), v0 → ${promoted}: ${c.before.toFixed(3)} → ${c.after.toFixed(3)} (Δ ${f(c.delta)}, 95% paired bootstrap CI [${f(c.ci[0])}, ${f(c.ci[1])}] over ${c.n} tasks)${c.withinNoise ? ' — within noise' : ' — beyond the interval'}`);
+  } catch {
+    console.log(`could not compare ${promoted} with v0: ${g.stderr.trim()}`);
+  }
+}
+console.log(`loop finished in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+
+if (noUi) process.exit(0);
+
+const { startCodeServer } = await import('./code-server.mjs');
+const { ensureE2E } = await import('./e2e-setup.mjs');
+console.log('\n== packaging the extension and preparing the editor runtime (code-server, Node 24; first run takes a few minutes)');
+run('npm', ['run', '--silent', 'package']);
+ensureE2E();
 const home = path.join(root, '.cache', 'demo');
 mkdirSync(home, { recursive: true });
-const server = await startCodeServer({ workspace, home, vsix: path.join(root, 'evotrainer.vsix'), port });
+const server = await startCodeServer({ workspace: agentic, home, vsix: path.join(root, 'evotrainer.vsix'), port });
 console.log(`\nEvoTrainer is running in VS Code at ${server.url}`);
-console.log('Open it in a browser, then run "EvoTrainer: Check Environment" or "EvoTrainer: Show Health Report" from the command palette (F1).');
+console.log('The Versions view shows the lineage; open a version for its diff and evidence, or run "EvoTrainer: Open Failure Explorer" (F1).');
 
 if (check) {
   const res = await fetch(server.url);

@@ -20,9 +20,6 @@ export const HARNESS_DOCUMENTS: NonNullable<LanguageClientOptions['documentSelec
 /** The read-only document of built-in metrics that go-to-definition opens (the server renders it). */
 const CATALOG_SCHEME = 'evotrainer-catalog';
 
-/** The command of the "Backtest this change" lens. */
-const BACKTEST_COMMAND = 'evotrainer.backtestVersion';
-
 /** Starts the language server for harness files (bundled separately as dist/server.js). */
 export async function startClient(context: vscode.ExtensionContext): Promise<void> {
   if (client) return;
@@ -46,13 +43,6 @@ export async function startClient(context: vscode.ExtensionContext): Promise<voi
       provideTextDocumentContent: async () => ((await c.sendRequest('evotrainer/builtinMetrics')) as { text: string }).text,
     }),
   );
-  // The lens names the version backtest; until that command exists, say how to run one.
-  if (!(await vscode.commands.getCommands(true)).includes(BACKTEST_COMMAND)) {
-    context.subscriptions.push(
-      vscode.commands.registerCommand(BACKTEST_COMMAND, (args?: { file?: string; function?: string }) =>
-        vscode.window.showInformationMessage(`Backtesting ${args?.function ?? 'this function'} from the editor is not available in this build; run \`evotrainer backtest\` in a terminal.`),
-      ),
-    );
-  }
+  // The "Backtest this change" lens runs `evotrainer.backtestVersion` with {file, function}: registered at activation (src/extension/backtest/register.ts).
   await c.start();
 }

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { EmptyTreeProvider } from './views/placeholderTree';
+import { registerBacktest } from './backtest/register';
+import { registerJobs } from './jobs/register';
 import { registerVersioning } from './views/register';
 
 /**
@@ -11,13 +12,12 @@ export function activate(context: vscode.ExtensionContext) {
   const output = vscode.window.createOutputChannel('EvoTrainer', { log: true });
   context.subscriptions.push(output);
 
-  const views: { refresh(): void }[] = ['runs'].map((name) => {
-    const provider = new EmptyTreeProvider();
-    context.subscriptions.push(vscode.window.createTreeView(`evotrainer.${name}`, { treeDataProvider: provider }));
-    return provider;
-  });
   // Versions, Findings, Skills and the version commands; their engine loads on first use.
-  views.push(registerVersioning(context, output, panels));
+  const views: { refresh(): void }[] = [registerVersioning(context, output, panels)];
+  // Runs (jobs per cluster profile), the job commands and the status-bar item.
+  views.push(registerJobs(context, output, panels));
+  // Backtest, gate and evolve commands (and the "Backtest this change" lens's command).
+  registerBacktest(context, output, panels);
 
   context.subscriptions.push(
     vscode.commands.registerCommand('evotrainer.checkEnvironment', async () => {

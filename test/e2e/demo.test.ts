@@ -5,18 +5,32 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { repoRoot } from '../helpers/tmp';
 
+/**
+ * The README's main job, whole: real GRPO training on two toy domains (python3), the
+ * evolve loop's decisions, then the extension served in code-server (--check).
+ */
 describe('npm run demo', () => {
-  it('builds, creates the sample harness as a git repo, serves the extension and stops cleanly (--check)', () => {
-    const r = spawnSync(process.execPath, [path.join(repoRoot, 'scripts/demo.mjs'), '--check', '--port', '0'], { encoding: 'utf8', cwd: repoRoot, timeout: 600_000 });
-    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+  it('evolves toy-agentic (the leak branch rejected, the leak closed, a filter promoted), reuses the skill on toy-math, serves the editor', () => {
+    const r = spawnSync(process.execPath, [path.join(repoRoot, 'scripts/demo.mjs'), '--fresh', '--check', '--port', '0'], { encoding: 'utf8', cwd: repoRoot, timeout: 900_000 });
+    const out = `${r.stdout}\n${r.stderr}`;
+    assert.equal(r.status, 0, out);
+    // The leak-exploiting branch: the highest raw score, rejected by the gate naming the leak.
+    assert.match(r.stdout, /v1: REJECTED — gate: leak \(git_history_share\): information leak: \d+\.\d% of v1's eval trajectories read the answer from git history/);
+    const raw = [...r.stdout.matchAll(/(v\d): evaluated pass_rate (\d\.\d+)/g)].slice(0, 4).map((m) => [m[1], Number(m[2])] as const);
+    assert.equal(raw.sort((a, b) => b[1] - a[1])[0]![0], 'v1', `highest raw score: ${JSON.stringify(raw)}`);
+    // The leak closed by an environment intervention, then a signal intervention promoted.
+    assert.match(r.stdout, /v2: PROMOTED/);
+    assert.match(r.stdout, /round 2: v2 from v0 \[environment\] "If we scrub git history/);
+    assert.match(r.stdout, /round 3: v3 from v2 \[filter\]/);
+    assert.match(r.stdout, /v3: PROMOTED/);
+    assert.match(r.stdout, /honest score \(eval with git history scrubbed\), v0 → v3: .* — beyond the interval/);
+    // The skill recorded on toy-agentic and reused on toy-math, then shared (two domains).
+    assert.match(r.stdout, /chose skill zero-variance-filter .*\n.*validated before in toy-agentic v3 \(toy-swe\)/);
+    assert.match(r.stdout, /shared zero-variance-filter → /);
     assert.match(r.stdout, /EvoTrainer is running in VS Code at http:\/\/127\.0\.0\.1:\d+\//);
     assert.match(r.stdout, /demo check passed/);
-    const ws = path.join(repoRoot, 'demo-workspace');
-    assert.ok(existsSync(path.join(ws, 'evotrainer.yaml')));
-    const log = spawnSync('git', ['log', '--format=%s'], { cwd: ws, encoding: 'utf8' });
-    assert.match(log.stdout, /v0/);
-    const lineage = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'lineage', '--json'], { cwd: ws, encoding: 'utf8' });
-    assert.equal(lineage.status, 0, lineage.stderr);
-    assert.match(lineage.stdout, /"v0"/);
+    const seconds = Number(/loop finished in (\d+) s/.exec(r.stdout)?.[1]);
+    assert.ok(seconds > 0, 'the loop reports its time');
+    assert.ok(existsSync(path.join(repoRoot, 'demo-workspace', 'skill-library', 'zero-variance-filter.md')));
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, closeSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { RolloutStore } from '../../src/core/store/store';
@@ -220,7 +220,9 @@ describe('rollout store (real DuckDB, real files)', () => {
     const child = spawn(process.execPath, [bin, 'import', dump, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    await new Promise((r) => setTimeout(r, 2000));
+    // Interrupt soon after the import has started (the store file exists), whatever the machine's speed.
+    for (let i = 0; i < 200 && !existsSync(store); i++) await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 250));
     assert.equal(child.exitCode, null, 'still importing');
     child.kill('SIGINT');
     const code = await new Promise((r) => child.once('exit', r));

@@ -116,6 +116,7 @@ export const gate: Command = {
   flags: {
     against: { type: 'string', description: 'baseline (default: the promoted version, else the parent)' },
     apply: { type: 'boolean', description: 'act on the decision: promote on PROMOTE, reject (with the failing reasons) on REJECT' },
+    'no-record': { type: 'boolean', description: 'judge only: record nothing (e.g. to compare a decided version with an older one)' },
     ...STORE,
     ...HARNESS_FLAG,
     ...JSON_FLAG,
@@ -124,13 +125,14 @@ export const gate: Command = {
     const id = versionArg(positionals, 'gate');
     return withHarnessStore(flags, async (h, store) => {
       const report = await runGate(h, store, { version: id, against: flagString(flags, 'against') });
-      await recordGate(h, report);
+      if (!flags['no-record']) await recordGate(h, report);
+      else if (flags.apply) throw new UsageError('--apply needs the decision recorded; drop --no-record');
       let applied = '';
       if (flags.apply && report.decision === 'promote') {
         const r = await promoteVersion(h, id);
         applied = `${id} promoted; evo/promoted → ${r.entry.commit.slice(0, 12)}`;
       } else if (flags.apply && report.decision === 'reject') {
-        await rejectVersion(h, id, `gate: ${report.checks.filter((c) => c.passed === false).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`);
+        await rejectVersion(h, id, `gate: ${report.checks.filter((c) => c.passed === false).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`, 'gate');
         applied = `${id} rejected; its branch stays as negative evidence`;
       }
       out(flags.json ? JSON.stringify({ ...report, applied: applied || null }, null, 2) : formatGate(report) + (applied ? `\n${applied}` : report.decision === 'needs_human' ? `\nA person decides: \`evotrainer promote ${id} --override "why"\` or \`evotrainer reject ${id} --reason "why"\`` : ''));

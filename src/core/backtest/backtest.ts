@@ -123,9 +123,21 @@ export async function loadCachedRollouts(store: RolloutStore, selector: Scope & 
   );
 }
 
+/**
+ * verl's call. A cached rollout cannot replay its environment, so extra_info carries what
+ * the run logged about the episode: the dump's extra keys, its reward components and its
+ * binary correctness as `acc` — a reward that depends on the environment's outcome reads
+ * it from there.
+ */
 function verlItem(r: CachedRollout) {
   const extra = asObject(r.extra) ?? {};
-  return { data_source: r.data_source ?? 'unknown', solution_str: r.response ?? '', ground_truth: r.ground_truth ?? '', extra_info: { ...extra, index: r.id, prompt: r.prompt, num_turns: r.num_turns, split: null } };
+  const comps = asObject(r.reward_components) ?? {};
+  return {
+    data_source: r.data_source ?? 'unknown',
+    solution_str: r.response ?? '',
+    ground_truth: r.ground_truth ?? '',
+    extra_info: { ...comps, ...extra, ...(r.correct === null ? {} : { acc: r.correct }), index: r.id, prompt: r.prompt, num_turns: r.num_turns },
+  };
 }
 
 function trlItem(r: CachedRollout) {

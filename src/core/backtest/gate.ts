@@ -238,11 +238,25 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
   // ---- target: the version's success criterion, judged on its interval.
   const crit = entry.hypothesis ? parseCriterion(entry.hypothesis.successCriterion) : null;
   if (entry.hypothesis && !crit) checks.push({ check: 'success criterion', category: 'target', passed: null, detail: `"${entry.hypothesis.successCriterion}" is not machine-checkable (METRIC OP NUMBER): a person must judge it` });
-  if (crit && nv) {
+  const deltaOf = crit && /_delta$/.test(crit.metric) ? metricByName(crit.metric.replace(/_delta$/, '')) : undefined;
+  if (crit && nv && deltaOf) {
+    // `METRIC_delta OP N`: the paired change against the baseline, judged on its interval.
+    const a = sb && nb ? await perTask(store, deltaOf, sb) : null;
+    const b = await perTask(store, deltaOf, sv);
+    if (!a || !b) checks.push({ check: 'success criterion', category: 'target', passed: null, detail: `${crit.metric}: no baseline eval rollouts to compare against` });
+    else {
+      const c = comparePaired(a, b, statOpts);
+      comparisons[crit.metric] = c;
+      const all = compare(c.ci[0], crit.op, crit.value) && compare(c.ci[1], crit.op, crit.value);
+      const none = !compare(c.ci[0], crit.op, crit.value) && !compare(c.ci[1], crit.op, crit.value);
+      checks.push({ check: 'success criterion', category: 'target', passed: all ? true : none ? false : null, detail: `${crit.metric} vs ${baseline!.id}: ${formatComparison(c)}, needs ${crit.op} ${crit.value}${all || none ? '' : ' — within noise: a person must judge'}` });
+    }
+  } else if (crit && nv) {
     const def = metricByName(crit.metric);
     const values = def ? await perTask(store, def, sv) : null;
     const health = def ? await computeHealth(store, { version: entry.id, ...(split ? { split: 'val' as const } : {}) }, { metrics: [def] }) : null;
-    const point = health?.metrics[0]?.value ?? entry.metrics[crit.metric] ?? null;
+    // The point estimate over the same eval rows as the interval (the honest copy excluded).
+    const point = values && values.size ? [...values.values()].reduce((a, b) => a + b, 0) / values.size : (health?.metrics[0]?.value ?? entry.metrics[crit.metric] ?? null);
     if (point === null) checks.push({ check: 'success criterion', category: 'target', passed: null, detail: `${crit.metric} has no value for ${entry.id}` });
     else if (values && values.size >= 2) {
       const zero = new Map([...values].map(([k]) => [k, 0]));

@@ -236,8 +236,8 @@ export class Evolution {
   private skills(): LoadedSkill[] {
     const seen = new Set<string>();
     const out: LoadedSkill[] = [];
-    for (const dir of [skillsDir(this.h), ...(this.o.skillDirs ?? [])]) {
-      const { skills, problems } = listSkills({ harness: dir });
+    for (const [i, dir] of [skillsDir(this.h), ...(this.o.skillDirs ?? [])].entries()) {
+      const { skills, problems } = listSkills(i === 0 ? { harness: dir } : { library: dir });
       for (const p of problems) this.log(`skills: ${p}`);
       for (const s of skills) {
         if (seen.has(s.record.id)) continue;
@@ -306,7 +306,7 @@ export class Evolution {
       e = await recordBacktest(this.h, report);
       this.log(`${id}: backtest ${report.verdict.toUpperCase()} [${report.kinds.join(', ')}] ${report.reasons.join('; ')}`);
       if (report.verdict === 'fail') {
-        await rejectVersion(this.h, id, `backtest gate: ${report.reasons.join('; ')}`);
+        await rejectVersion(this.h, id, `backtest gate: ${report.reasons.join('; ')}`, 'gate');
         this.log(`${id}: REJECTED before any training (backtest gate); kept as negative evidence`);
         return 'rejected';
       }
@@ -346,7 +346,7 @@ export class Evolution {
           : decision === 'needs_human'
             ? `inconclusive (within noise; autonomous run): ${g.checks.filter((c) => c.passed !== true).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`
             : `gate: ${g.checks.filter((c) => c.passed === false).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`;
-      await rejectVersion(this.h, id, why);
+      await rejectVersion(this.h, id, why, a.answer === 'REVISE' ? 'human' : 'gate');
       this.log(`${id}: REJECTED — ${why}`);
       return 'rejected';
     }

@@ -132,6 +132,10 @@ export class SkillProposer implements Proposer {
         considered.push(`${r.id}: already tried in ${rejected.id} and rejected (${rejected.rejectReason?.slice(0, 80) ?? 'negative evidence'})`);
         continue;
       }
+      if (s.origin === 'library' && !r.validation.some((v) => v.status === 'promoted')) {
+        considered.push(`${r.id}: from another harness or library with no promoted evidence yet (only validated skills travel)`);
+        continue;
+      }
       const done = alreadyIn(ctx, s);
       if (done) {
         considered.push(`${r.id}: already applied in ${done.id} (${done.status})`);

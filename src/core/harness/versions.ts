@@ -508,14 +508,14 @@ export async function promoteVersion(h: Harness, id: string, o: { override?: str
   return { ...r, repairs };
 }
 
-export async function rejectVersion(h: Harness, id: string, reason: string): Promise<LedgerEntry> {
+export async function rejectVersion(h: Harness, id: string, reason: string, by: GateDecision['decidedBy'] = 'human'): Promise<LedgerEntry> {
   if (!oneLine(reason)) throw new HarnessError('--reason must say why (it is the negative evidence others will read)');
   await reconcile(h);
   let result!: LedgerEntry;
   await updateLedger(h, (ledger) => {
     const e = requireEntry(ledger, id);
     if (e.status === 'promoted' || e.status === 'rejected') throw new HarnessError(`${id} is already ${e.status}; decisions are final`);
-    const decision: GateDecision = { version: e.id, gate: 'promotion', decision: 'reject', reasons: [{ check: 'human decision', passed: false, detail: oneLine(reason) }], decidedAt: nowIso(), decidedBy: 'human' };
+    const decision: GateDecision = { version: e.id, gate: 'promotion', decision: 'reject', reasons: [{ check: by === 'human' ? 'human decision' : 'gate decision', passed: false, detail: oneLine(reason) }], decidedAt: nowIso(), decidedBy: by };
     result = { ...e, status: 'rejected', decision, rejectReason: oneLine(reason), transitions: [...e.transitions, { from: e.status, to: 'rejected', at: nowIso(), by: h.actor, evidence: [{ kind: 'gate', summary: `rejected: ${oneLine(reason)}`, data: decision }] }] };
     return { entries: [result], message: `${id}: ${e.status} → rejected\n\n${oneLine(reason)}` };
   });

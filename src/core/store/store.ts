@@ -373,7 +373,9 @@ export class RolloutStore {
         lastPromptHash = promptHashOf(promptText);
       }
       const promptHash = lastPromptHash;
-      const groupId = rec.groupId ?? `${rec.split}:${rec.step}:${promptHash}`;
+      // A prompt's samples from one data source: the same tasks evaluated two ways (e.g. an
+      // "-honest" eval with the environment's shortcuts closed) are two groups, not one.
+      const groupId = rec.groupId ?? `${rec.split}:${rec.step}:${promptHash}${rec.dataSource ? `:${rec.dataSource}` : ''}`;
       const sampleIndex = groupCounts.get(groupId) ?? 0;
       groupCounts.set(groupId, sampleIndex + 1);
       const rawRef = item.at.line !== undefined ? `${file}:${item.at.line}` : `${file}#${item.at.record ?? 1}`;
@@ -471,7 +473,7 @@ export class RolloutStore {
         `insert into rollout_rows
          select (${baseId} + ordinality - 1)::bigint, import_id, $1, $2, $3, step, split,
                 'p:' || left(md5(coalesce(prompt, '')), 16),
-                split || ':' || step || ':' || left(md5(coalesce(prompt, '')), 16),
+                split || ':' || step || ':' || left(md5(coalesce(prompt, '')), 16) || coalesce(':' || data_source, ''),
                 case when bad then -1 else 0 end,
                 prompt, 'text', response, 'text', ground_truth, reward, reward_components, correct, extracted_answer,
                 null, null, null, 1, null, null, data_source, null, extra, filename,

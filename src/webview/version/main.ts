@@ -44,6 +44,14 @@ export class VersionApp extends LitElement {
     ol { margin: 0; padding-left: 18px; }
     li { margin: 2px 0; }
     .error { color: var(--vscode-errorForeground); }
+    .warn { color: var(--vscode-charts-yellow); }
+    .verdict { text-transform: uppercase; letter-spacing: 0.03em; }
+    .verdict.pass, .verdict.promote { color: var(--vscode-charts-green); }
+    .verdict.fail, .verdict.reject { color: var(--vscode-charts-red); }
+    .verdict.not_replayable, .verdict.needs_human { color: var(--vscode-charts-yellow); }
+    dl.figures { margin: 6px 0; }
+    ul.reasons { margin: 4px 0; padding-left: 18px; }
+    ul.reasons li { overflow-wrap: anywhere; }
   `;
 
   @state() private view: VersionEvidenceState = host.initialState<VersionEvidenceState>();
@@ -61,6 +69,8 @@ export class VersionApp extends LitElement {
     if (v.status === 'loading') return html`<vscode-progress-ring aria-label="Loading"></vscode-progress-ring>`;
     if (v.status === 'failed') return html`<p class="error" data-testid="version-error">${v.error}</p>`;
     const decided = v.state === 'promoted' || v.state === 'rejected';
+    // A backtest replays a committed intervention: a version with its own commit, not decided yet.
+    const canBacktest = !decided && v.parent !== null && v.intervention !== null;
     return html`
       <header>
         <h1 data-testid="version-title">${v.id}</h1>
@@ -95,14 +105,23 @@ export class VersionApp extends LitElement {
         : nothing}
       <section class=${v.backtest ? '' : 'empty'} data-testid="version-backtest">
         <h2>Backtest</h2>
-        ${v.backtest ? html`<div>${v.backtest.summary}</div><div class="meta">${v.backtest.source ? `${v.backtest.source} · ` : ''}${when(v.backtest.at)}</div>` : html`<span class="meta">No backtest yet.</span>`}
+        ${v.backtest
+          ? html`${v.backtest.verdict ? html`<div><b class="verdict ${v.backtest.verdict}" data-testid="version-backtest-verdict">${v.backtest.verdict === 'not_replayable' ? 'NOT REPLAYABLE' : v.backtest.verdict.toUpperCase()}</b>${v.backtest.against ? html` <span class="meta">vs ${v.backtest.against}${v.backtest.kinds.length ? ` · ${v.backtest.kinds.join(', ')}` : ''}</span>` : nothing}</div>` : nothing}
+              <div>${v.backtest.summary}</div>
+              ${v.backtest.figures.length ? html`<dl class="figures">${v.backtest.figures.map((f) => html`<dt>${f.label}</dt><dd>${f.value}</dd>`)}</dl>` : nothing}
+              ${v.backtest.reasons.length ? html`<ul class="reasons">${v.backtest.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : nothing}
+              <div class="meta">${v.backtest.source ? `${v.backtest.source} · ` : ''}${when(v.backtest.at)}</div>
+              ${v.backtest.hasReport ? html`<div class="actions"><vscode-button secondary data-testid="version-open-backtest" @click=${() => host.send(RunVersionActionCommand, { action: 'showBacktest' })}>Open Backtest Diff</vscode-button></div>` : nothing}`
+          : html`<span class="meta">No backtest yet.</span>`}
+        ${canBacktest ? html`<div class="actions"><vscode-button ?secondary=${Boolean(v.backtest)} data-testid="version-run-backtest" @click=${() => host.send(RunVersionActionCommand, { action: 'backtest' })}>${v.backtest ? 'Backtest Again' : 'Backtest…'}</vscode-button></div>` : nothing}
       </section>
       <section class=${v.gate ? '' : 'empty'} data-testid="version-gate">
         <h2>Gate decision</h2>
         ${v.gate
-          ? html`<div><b>${v.gate.decision}</b> by ${v.gate.by} <span class="meta">${when(v.gate.at)}</span></div>
-              ${v.gate.reasons.map((r) => html`<div class="reason"><span class=${r.passed ? 'ok' : 'fail'}>${r.passed ? '✓' : '✗'}</span><span><b>${r.check}</b>: ${r.detail}</span></div>`)}`
+          ? html`<div><b class="verdict ${v.gate.decision}">${v.gate.decision === 'needs_human' ? 'needs a person' : v.gate.decision}</b> by ${v.gate.by} <span class="meta">${when(v.gate.at)}</span></div>
+              ${v.gate.reasons.map((r) => html`<div class="reason"><span class=${r.passed === true ? 'ok' : r.passed === false ? 'fail' : 'warn'}>${r.passed === true ? '✓' : r.passed === false ? '✗' : '?'}</span><span><b>${r.check}</b>: ${r.detail}</span></div>`)}`
           : html`<span class="meta">Not gated yet.</span>`}
+        ${!decided && v.parent ? html`<div class="actions"><vscode-button secondary data-testid="version-run-gate" @click=${() => host.send(RunVersionActionCommand, { action: 'gate' })}>${v.gate ? 'Gate Again' : 'Gate…'}</vscode-button></div>` : nothing}
       </section>
       <section class=${v.metrics.length ? '' : 'empty'} data-testid="version-metrics">
         <h2>Metrics</h2>

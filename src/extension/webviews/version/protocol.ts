@@ -21,10 +21,22 @@ export interface VersionEvidenceState {
   intervention: { factor: string; changedPaths: string[]; rollbackPlan: string; override: string | null } | null;
   primaryMetric: string | null;
   metrics: EvidenceMetric[];
-  /** Null until a backtest is recorded ("no backtest yet"). */
-  backtest: { summary: string; source: string | null; at: string } | null;
-  /** Null until a gate decided ("not gated yet"). */
-  gate: { decision: string; by: string; at: string; reasons: { check: string; passed: boolean; detail: string }[] } | null;
+  /** Null until a backtest is recorded ("no backtest yet"). The verdict and its reasons when the report is in the ledger. */
+  backtest: {
+    summary: string;
+    source: string | null;
+    at: string;
+    verdict: string | null;
+    against: string | null;
+    kinds: string[];
+    reasons: string[];
+    /** Headline numbers of the report (dead groups, ordering violations, …). */
+    figures: { label: string; value: string }[];
+    /** The whole report is recorded: the Backtest Diff can be reopened from it. */
+    hasReport: boolean;
+  } | null;
+  /** Null until a gate decided ("not gated yet"). `passed: null`: the data could not decide; a person must. */
+  gate: { decision: string; by: string; at: string; reasons: { check: string; passed: boolean | null; detail: string }[] } | null;
   rejectReason: string | null;
   skill: string | null;
   transitions: { from: string | null; to: string; at: string; by: string; evidence: { kind: string; summary: string }[] }[];
@@ -34,4 +46,4 @@ export interface VersionEvidenceState {
 /** The version webview's whole vocabulary. */
 export const DidChangeVersionNotification = new IpcNotification<VersionEvidenceState>('version/didChangeState');
 export const OpenFileDiffCommand = new IpcCommand<{ file: string }>('version/openFileDiff');
-export const RunVersionActionCommand = new IpcCommand<{ action: 'promote' | 'reject' | 'recordSkill' }>('version/runAction');
+export const RunVersionActionCommand = new IpcCommand<{ action: 'promote' | 'reject' | 'recordSkill' | 'backtest' | 'gate' | 'showBacktest' }>('version/runAction');

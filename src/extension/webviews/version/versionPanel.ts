@@ -2,6 +2,9 @@ import * as vscode from 'vscode';
 import * as z from 'zod/mini';
 import type { VersioningHost } from '../../commands/versions';
 import { loadEntry } from '../../views/data';
+import type { BacktestReport } from '../../../core/backtest/backtest';
+import { ResultPanel } from '../backtest/resultPanel';
+import { backtestView } from '../backtest/view';
 import { WebviewController } from '../webviewController';
 import { evidenceState } from './evidence';
 import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from './protocol';
@@ -42,11 +45,28 @@ export class VersionPanel {
       const { openFileDiff } = await import('../../commands/versions');
       await openFileDiff(state.parent, this.id, file);
     });
-    controller.onCommand(RunVersionActionCommand, z.object({ action: z.enum(['promote', 'reject', 'recordSkill']) }), async ({ action }) => {
-      const cmd = action === 'promote' ? 'evotrainer.promoteVersion' : action === 'reject' ? 'evotrainer.rejectVersion' : 'evotrainer.recordSkill';
+    controller.onCommand(RunVersionActionCommand, z.object({ action: z.enum(['promote', 'reject', 'recordSkill', 'backtest', 'gate', 'showBacktest']) }), async ({ action }) => {
+      if (action === 'showBacktest') return this.showRecordedBacktest();
+      const cmd = { promote: 'evotrainer.promoteVersion', reject: 'evotrainer.rejectVersion', recordSkill: 'evotrainer.recordSkill', backtest: 'evotrainer.backtestVersion', gate: 'evotrainer.gateVersion' }[action];
       await vscode.commands.executeCommand(cmd, this.id);
       await this.refresh();
     });
+  }
+
+  /** Reopens the Backtest Diff from the report recorded in the ledger (its first 20 flipped tasks). */
+  private async showRecordedBacktest(): Promise<void> {
+    const root = this.host.root();
+    if (!root) return;
+    const { entry } = await loadEntry(root, this.id);
+    const data = [...entry.transitions].reverse().flatMap((t) => t.evidence).find((e) => e.kind === 'backtest' && e.data)?.data as BacktestReport | undefined;
+    const key = `backtest:${this.id}`;
+    const title = `Backtest: ${this.id}${data?.against ? ` vs ${data.against}` : ''} (recorded)`;
+    try {
+      if (!data) throw new Error(`no backtest report is recorded on ${this.id}`);
+      ResultPanel.show({ context: this.host.context, output: this.host.output }, key, { status: 'done', kind: 'backtest', title, backtest: backtestView(data) }, vscode.ViewColumn.Beside);
+    } catch (err) {
+      ResultPanel.show({ context: this.host.context, output: this.host.output }, key, { status: 'failed', kind: 'backtest', title, error: `the recorded report cannot be shown: ${err instanceof Error ? err.message : String(err)}` }, vscode.ViewColumn.Beside);
+    }
   }
 
   private async refresh(): Promise<VersionEvidenceState> {

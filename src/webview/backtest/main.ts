@@ -1,0 +1,263 @@
+import '@vscode-elements/elements/dist/vscode-button/index.js';
+import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
+import { css, html, LitElement, nothing, svg, type TemplateResult } from 'lit';
+import { customElement, state } from 'lit/decorators.js';
+import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type BacktestView, type CheckRow, type GateView, type HumanGateView, type Interval, type ResultState } from '../../extension/webviews/backtest/protocol';
+import { HostConnection } from '../shared/host';
+
+const host = new HostConnection();
+
+const num = (n: number | null | undefined, digits = 3) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(digits));
+const signed = (n: number | null | undefined, digits = 3) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : `${n > 0 ? '+' : n < 0 ? '−' : '±'}${Math.abs(n).toFixed(digits)}`);
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const when = (iso: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '');
+/** Rollout text is untrusted: terminal escapes are dropped, long text is cut for display. */
+const ESCAPES = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007]*\u0007|[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g;
+const clean = (s: string, max = 20_000) => {
+  const t = s.replace(ESCAPES, '');
+  return t.length > max ? `${t.slice(0, max)}… (${t.length - max} more characters)` : t;
+};
+const mark = (p: boolean | null) => (p === true ? html`<span class="ok" title="passes">✓</span>` : p === false ? html`<span class="fail" title="fails">✗</span>` : html`<span class="warn" title="a person must judge">?</span>`);
+
+@customElement('evo-backtest-app')
+export class BacktestApp extends LitElement {
+  static override styles = css`
+    :host { display: block; padding: 14px 20px 28px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); max-width: 1100px; }
+    header { display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap; }
+    h1 { font-size: 1.35em; font-weight: 600; margin: 0; }
+    h2 { font-size: 0.85em; text-transform: uppercase; letter-spacing: 0.04em; color: var(--vscode-descriptionForeground); margin: 0 0 8px; font-weight: 600; }
+    .meta { color: var(--vscode-descriptionForeground); font-size: 0.9em; overflow-wrap: anywhere; }
+    code { font-family: var(--vscode-editor-font-family); }
+    section { margin-top: 14px; padding: 10px 12px; border-radius: 4px; background: var(--vscode-editorWidget-background); border: 1px solid var(--vscode-panel-border, var(--vscode-widget-border, #8884)); }
+    .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(320px, 1fr)); gap: 0 14px; }
+    .banner { margin-top: 14px; padding: 10px 14px; border-radius: 4px; border-left: 4px solid var(--vscode-descriptionForeground); background: var(--vscode-editorWidget-background); }
+    .banner.pass, .banner.promote { border-left-color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
+    .banner.fail, .banner.reject { border-left-color: var(--vscode-testing-iconFailed, var(--vscode-charts-red)); }
+    .banner.not_replayable, .banner.needs_human { border-left-color: var(--vscode-charts-yellow); }
+    .verdict { font-size: 1.2em; font-weight: 700; letter-spacing: 0.03em; }
+    .verdict.pass, .verdict.promote { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
+    .verdict.fail, .verdict.reject { color: var(--vscode-testing-iconFailed, var(--vscode-charts-red)); }
+    .verdict.not_replayable, .verdict.needs_human { color: var(--vscode-charts-yellow); }
+    ul { margin: 6px 0 0; padding-left: 18px; }
+    li { margin: 2px 0; overflow-wrap: anywhere; }
+    .check { display: grid; grid-template-columns: 1.2em 1fr; gap: 2px 6px; padding: 2px 0; overflow-wrap: anywhere; }
+    .ok { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); font-weight: 700; }
+    .fail { color: var(--vscode-testing-iconFailed, var(--vscode-charts-red)); font-weight: 700; }
+    .warn { color: var(--vscode-charts-yellow); font-weight: 700; }
+    table { border-collapse: collapse; width: 100%; }
+    td, th { text-align: left; padding: 3px 10px 3px 0; font-variant-numeric: tabular-nums; vertical-align: top; }
+    th { color: var(--vscode-descriptionForeground); font-weight: normal; border-bottom: 1px solid var(--vscode-panel-border, #8884); }
+    td.num, th.num { text-align: right; }
+    .up { color: var(--vscode-charts-green); }
+    .down { color: var(--vscode-charts-red); }
+    .chip { display: inline-block; border-radius: 9px; padding: 0 7px; font-size: 0.85em; border: 1px solid currentColor; white-space: nowrap; }
+    .chip.noise { color: var(--vscode-descriptionForeground); }
+    .chip.up { color: var(--vscode-charts-green); }
+    .chip.down { color: var(--vscode-charts-red); }
+    .big { font-size: 1.3em; font-weight: 600; font-variant-numeric: tabular-nums; }
+    dl { display: grid; grid-template-columns: max-content 1fr; gap: 3px 12px; margin: 0; }
+    dt { color: var(--vscode-descriptionForeground); }
+    dd { margin: 0; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
+    a.rollout { cursor: pointer; color: var(--vscode-textLink-foreground); margin-right: 6px; font-variant-numeric: tabular-nums; }
+    a.rollout:hover, a.rollout:focus { color: var(--vscode-textLink-activeForeground); text-decoration: underline; }
+    .task { max-width: 38em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    svg { display: block; width: 100%; max-width: 640px; height: auto; }
+    .bar-before { fill: var(--vscode-descriptionForeground); opacity: 0.55; }
+    .bar-after { fill: var(--vscode-charts-blue, var(--vscode-focusBorder)); }
+    .axis { stroke: var(--vscode-panel-border, #8888); }
+    .tick { fill: var(--vscode-descriptionForeground); font-size: 10px; font-family: var(--vscode-font-family); }
+    .legend { display: flex; gap: 14px; font-size: 0.9em; color: var(--vscode-descriptionForeground); margin-top: 4px; }
+    .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
+    .swatch.before { background: var(--vscode-descriptionForeground); opacity: 0.55; }
+    .swatch.after { background: var(--vscode-charts-blue, var(--vscode-focusBorder)); }
+    pre { white-space: pre-wrap; overflow-wrap: anywhere; font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); margin: 0; max-height: 70vh; overflow: auto; }
+    .actions { display: flex; gap: 8px; margin-top: 14px; flex-wrap: wrap; }
+    .error { color: var(--vscode-errorForeground); overflow-wrap: anywhere; }
+    .loading { display: flex; gap: 10px; align-items: center; }
+  `;
+
+  @state() private view: ResultState = host.initialState<ResultState>();
+
+  override connectedCallback(): void {
+    super.connectedCallback();
+    host.onNotification(DidChangeResultNotification, (s) => {
+      this.view = s;
+    });
+    host.ready();
+  }
+
+  override render() {
+    const v = this.view;
+    if (v.status === 'loading') return html`<h1>${v.title}</h1><div class="loading" data-testid="result-loading"><vscode-progress-ring aria-label="Working"></vscode-progress-ring><span class="meta">${v.progress ?? ''}</span></div>`;
+    if (v.status === 'failed') return html`<h1>${v.title}</h1><p class="error" data-testid="result-error">${v.error}</p>`;
+    if (v.kind === 'backtest') return this.backtest(v.backtest);
+    if (v.kind === 'gate') return this.gate(v.gate);
+    return this.humanGate(v.humanGate);
+  }
+
+  private openRollout(id: number) {
+    host.send(OpenRolloutCommand, { rolloutId: id });
+  }
+
+  private rollout(id: number, label: string = String(id)) {
+    return html`<a class="rollout" role="button" tabindex="0" data-testid="rollout-${id}" title="Open rollout ${id} in the Failure Explorer" @click=${() => this.openRollout(id)} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && this.openRollout(id)}>${label}</a>`;
+  }
+
+  private checks(rows: CheckRow[]) {
+    return rows.map((r) => html`<div class="check"><span>${mark(r.passed)}</span><span><b>${r.check}</b>: ${r.detail}</span></div>`);
+  }
+
+  private intervals(rows: Interval[], testid: string) {
+    if (!rows.length) return nothing;
+    return html`<table data-testid=${testid}>
+      <tr><th>metric</th><th class="num">before</th><th class="num">after</th><th>Δ and its interval</th><th></th></tr>
+      ${rows.map((r) => {
+        const cls = r.withinNoise || r.n === 0 ? 'noise' : r.direction;
+        const chip = r.n === 0 ? 'no data' : r.withinNoise ? 'within noise' : r.direction === 'up' ? 'up' : 'down';
+        return html`<tr>
+          <td>${r.name}</td><td class="num">${num(r.before)}</td><td class="num">${num(r.after)}</td>
+          <td><span class=${r.withinNoise ? '' : r.direction}>${signed(r.delta)}</span> <span class="meta">[${signed(r.ci[0])}, ${signed(r.ci[1])}] ${Math.round(r.confidence * 100)}% · ${r.n} tasks${r.pValue !== null ? ` · p=${r.pValue.toFixed(3)}` : ''}</span></td>
+          <td><span class="chip ${cls}" title=${r.label}>${chip}</span></td>
+        </tr>`;
+      })}
+    </table>`;
+  }
+
+  private histogram(h: NonNullable<BacktestView['stats']>['histogram']): TemplateResult {
+    const W = 600;
+    const H = 150;
+    const pad = 22;
+    const bw = (W - 2 * pad) / h.before.length;
+    const y = (n: number) => ((H - pad - 6) * n) / h.max;
+    const edge = (i: number) => h.edges[0] + ((h.edges[1] - h.edges[0]) * i) / h.before.length;
+    return html`<svg viewBox="0 0 ${W} ${H}" role="img" aria-label="Score histogram before and after" data-testid="result-histogram">
+        ${h.before.map((n, i) => svg`<rect class="bar-before" x=${pad + i * bw + 2} y=${H - pad - y(n)} width=${bw / 2 - 2} height=${y(n)}><title>before: ${n} rollouts in [${num(edge(i), 2)}, ${num(edge(i + 1), 2)})</title></rect>`)}
+        ${h.after.map((n, i) => svg`<rect class="bar-after" x=${pad + i * bw + bw / 2} y=${H - pad - y(n)} width=${bw / 2 - 2} height=${y(n)}><title>after: ${n} rollouts in [${num(edge(i), 2)}, ${num(edge(i + 1), 2)})</title></rect>`)}
+        <line class="axis" x1=${pad} y1=${H - pad} x2=${W - pad} y2=${H - pad}></line>
+        ${[0, 5, 10].map((i) => svg`<text class="tick" x=${pad + i * bw} y=${H - 6} text-anchor=${i === 0 ? 'start' : i === 10 ? 'end' : 'middle'}>${num(edge(i), 2)}</text>`)}
+        <text class="tick" x=${pad} y="10">${h.max}</text>
+      </svg>
+      <div class="legend"><span><span class="swatch before"></span>before (mean ${num(h.meanBefore)})</span><span><span class="swatch after"></span>after (mean ${num(h.meanAfter)})</span></div>`;
+  }
+
+  private backtest(b: BacktestView) {
+    const s = b.stats;
+    const verdict = b.verdict === 'not_replayable' ? 'NOT REPLAYABLE' : b.verdict.toUpperCase();
+    return html`
+      <header>
+        <h1 data-testid="result-title">Backtest ${b.version} <span class="meta">vs</span> ${b.against}</h1>
+        <span class="meta"><code>${b.commits.version.slice(0, 12)}</code> vs <code>${b.commits.against.slice(0, 12)}</code> · ${b.kinds.join(', ') || 'nothing changed'} · ${b.wallSeconds.toFixed(1)} s</span>
+      </header>
+      <div class="banner ${b.verdict}" data-testid="result-verdict">
+        <span class="verdict ${b.verdict}">${verdict}</span>
+        ${s ? html`<span class="meta"> · ${s.rollouts} rollouts in ${s.groups} groups over ${s.tasks} tasks</span>` : nothing}
+        <ul data-testid="result-reasons">${b.reasons.map((r) => html`<li>${r}</li>`)}</ul>
+        ${b.invariants.length ? html`<div data-testid="result-invariants">${this.checks(b.invariants)}</div>` : nothing}
+      </div>
+      <section class="meta">changed: ${b.changed.map((c, i) => html`${i ? ', ' : ''}<code>${c}</code>`)}${b.notReplayable ? html`<div>not replayable offline (${b.notReplayable.paths.join(', ')}): ${b.notReplayable.needs}</div>` : nothing}</section>
+      ${s
+        ? html`
+            <section><h2>Before / after (paired by task)</h2>${this.intervals(s.intervals, 'result-intervals')}</section>
+            <div class="grid">
+              <section><h2>Score histogram</h2>${this.histogram(s.histogram)}</section>
+              <section data-testid="result-dead">
+                <h2>Dead groups (zero reward variance)</h2>
+                <div class="big">${s.deadGroups.before} → ${s.deadGroups.after} <span class="meta">of ${s.deadGroups.groups}</span></div>
+                <dl>
+                  <dt>revived</dt><dd class=${s.deadGroups.revived ? 'up' : ''}>${s.deadGroups.revived} (${pct(s.deadGroups.revivedShare)} of the dead)</dd>
+                  <dt>newly dead</dt><dd class=${s.deadGroups.killed ? 'down' : ''}>${s.deadGroups.killed}</dd>
+                  <dt>effective data</dt><dd>${pct(s.effectiveData.before)} → ${pct(s.effectiveData.after)}</dd>
+                </dl>
+              </section>
+              <section data-testid="result-ordering">
+                <h2>Ordering violations</h2>
+                <div class="big ${s.ordering.newViolations ? 'down' : ''}">${s.ordering.newViolations} new</div>
+                <div class="meta">${s.ordering.violations} of ${s.ordering.pairs} ordered pairs (less correct above more correct); ${s.ordering.violationsBefore} before</div>
+                ${s.ordering.examples.length
+                  ? html`<table><tr><th>outscores</th><th>the more correct</th><th>group</th></tr>
+                      ${s.ordering.examples.slice(0, 8).map((e) => html`<tr><td>${this.rollout(e.lower)}</td><td>${this.rollout(e.higher)}</td><td class="meta task" title=${e.group}>${e.group}</td></tr>`)}</table>`
+                  : nothing}
+              </section>
+              <section data-testid="result-successes">
+                <h2>Successful rollouts (${s.successes.total})</h2>
+                <dl>
+                  <dt>newly penalized</dt><dd class=${s.successes.penalized ? 'down' : ''}>${s.successes.penalized}</dd>
+                  <dt>newly truncated</dt><dd class=${s.successes.truncated ? 'down' : ''}>${s.successes.truncated}</dd>
+                  <dt>newly filtered</dt><dd class=${s.successes.filtered ? 'down' : ''}>${s.successes.filtered}</dd>
+                  <dt>trajectories dropped</dt><dd>${s.filter.trajectoriesDroppedBefore} → ${s.filter.trajectoriesDroppedAfter}</dd>
+                  <dt>whole groups dropped</dt><dd>${s.filter.groupsDroppedBefore} → ${s.filter.groupsDroppedAfter}</dd>
+                  <dt>reward errors</dt><dd class=${s.errors.after ? 'down' : ''}>before ${s.errors.before}, after ${s.errors.after}</dd>
+                </dl>
+                ${s.errors.examples.length ? html`<ul>${s.errors.examples.slice(0, 3).map((e) => html`<li>${this.rollout(e.id)} <span class="meta">${e.side}:</span> ${clean(e.error, 300)}</li>`)}</ul>` : nothing}
+              </section>
+            </div>
+            <section data-testid="result-modes">
+              <h2>Per failure mode (mean score)</h2>
+              <table>
+                <tr><th>failure mode</th><th class="num">rollouts</th><th class="num">before</th><th class="num">after</th><th class="num">Δ</th></tr>
+                ${s.failureModes.map((m) => html`<tr><td>${m.mode}</td><td class="num">${m.n}</td><td class="num">${num(m.before)}</td><td class="num">${num(m.after)}</td><td class="num ${m.delta === null || Math.abs(m.delta) < 1e-9 ? '' : m.delta > 0 ? 'up' : 'down'}">${signed(m.delta)}</td></tr>`)}
+              </table>
+            </section>
+            <section data-testid="result-flips">
+              <h2>Tasks whose mean score moved (${s.flips.length}${s.flips.length >= 20 ? '+' : ''})</h2>
+              ${s.flips.length
+                ? html`<table>
+                    <tr><th>task</th><th class="num">before</th><th class="num">after</th><th>rollouts (open in the Failure Explorer)</th></tr>
+                    ${s.flips.slice(0, 20).map((f) => html`<tr><td class="task" title=${clean(f.task, 2000)}>${clean(f.task, 200)}</td><td class="num">${num(f.before)}</td><td class="num ${f.after > f.before ? 'up' : 'down'}">${num(f.after)}</td><td>${f.rollouts.slice(0, 8).map((id) => this.rollout(id))}</td></tr>`)}
+                  </table>`
+                : html`<span class="meta">No task's mean score moved.</span>`}
+            </section>`
+        : nothing}
+      ${b.metricReplays.length
+        ? html`<section data-testid="result-metric-replays"><h2>Metric replays over earlier versions</h2>
+            ${b.metricReplays.map((m) => html`<div class="check"><span>${mark(m.separates)}</span><span><b>${m.metric}</b> <span class="meta">(${m.file})</span>: ${m.detail}<div class="meta">${m.perVersion.map((p) => `${p.version} [${p.status}] ${num(p.value)}`).join(' · ')}</div></span></div>`)}
+          </section>`
+        : nothing}
+    `;
+  }
+
+  private gate(g: GateView) {
+    const label = g.decision === 'promote' ? 'PROMOTE' : g.decision === 'reject' ? 'REJECT' : 'NEEDS A PERSON';
+    const decided = g.state === 'promoted' || g.state === 'rejected';
+    const failed = g.checks.filter((c) => c.passed === false).length;
+    const open = g.checks.filter((c) => c.passed === null).length;
+    const categories = [...new Set(g.checks.map((c) => c.category ?? ''))];
+    return html`
+      <header>
+        <h1 data-testid="result-title">Gate ${g.version}${g.baseline ? html` <span class="meta">vs</span> ${g.baseline}` : nothing}</h1>
+        <span class="meta">${when(g.decidedAt)}${g.evalRollouts ? ` · eval rollouts ${g.evalRollouts.version} vs ${g.evalRollouts.baseline}${g.evalRollouts.split ? ` (${g.evalRollouts.split})` : ''}` : ''}</span>
+      </header>
+      <div class="banner ${g.decision}" data-testid="gate-decision">
+        <span class="verdict ${g.decision}">${label}</span>
+        <span class="meta"> · ${failed ? `${failed} check(s) fail` : open ? `${open} check(s) a person must judge` : `all ${g.checks.length} checks pass`}${decided ? ` · ${g.version} is now ${g.state}` : ''}</span>
+      </div>
+      <section data-testid="gate-checks">
+        <h2>Every reason</h2>
+        ${categories.map((cat) => html`<div class="meta">${cat}</div>${this.checks(g.checks.filter((c) => (c.category ?? '') === cat))}`)}
+      </section>
+      ${g.intervals.length ? html`<section><h2>Comparisons (paired by task)</h2>${this.intervals(g.intervals, 'gate-intervals')}</section>` : nothing}
+      <div class="actions">
+        ${!decided
+          ? html`<vscode-button data-testid="gate-promote" ?secondary=${g.decision !== 'promote'} @click=${() => host.send(GateActionCommand, { action: 'promote' })}>${g.decision === 'promote' ? 'Promote' : 'Promote Anyway…'}</vscode-button>
+              <vscode-button data-testid="gate-reject" ?secondary=${g.decision !== 'reject'} @click=${() => host.send(GateActionCommand, { action: 'reject' })}>Reject…</vscode-button>`
+          : nothing}
+        <vscode-button secondary data-testid="gate-evidence" @click=${() => host.send(GateActionCommand, { action: 'evidence' })}>Show Version Evidence</vscode-button>
+      </div>
+    `;
+  }
+
+  private humanGate(g: HumanGateView) {
+    return html`
+      <header>
+        <h1 data-testid="result-title">${g.gate} gate${g.version ? ` of ${g.version}` : ''}</h1>
+        <span class="meta">asked ${when(g.askedAt)} · ${g.id}</span>
+      </header>
+      <div class="banner ${g.answer ? 'pass' : 'needs_human'}" data-testid="human-summary">
+        <span class="verdict ${g.answer ? 'pass' : 'needs_human'}">${g.answer ? `ANSWERED: ${g.answer}` : 'WAITING FOR AN ANSWER'}</span>
+        <div>${clean(g.summary, 2000)}</div>
+        ${g.answer ? nothing : html`<div class="meta">Answer with APPROVE, REVISE… or ABORT in the notification, or run “EvoTrainer: Answer Pending Gate”.</div>`}
+      </div>
+      <section><h2>Evidence</h2><pre data-testid="human-evidence">${clean(g.evidence)}</pre></section>
+    `;
+  }
+}
