@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fetchOutputs, joinRemote, shellOf, shQuote, submitJob, waitForJob, type JobRecord, type JobRecords, type NamedProfile } from '../jobs';
+import { fetchOutputs, joinRemote, shellOf, shPath, shQuote, submitJob, waitForJob, type JobRecord, type JobRecords, type NamedProfile } from '../jobs';
 import type { CallRunner } from './backtest';
 import { workerScript, type CallResult } from './pool';
 
@@ -48,7 +48,7 @@ export function clusterRunner(o: ClusterRunnerOptions): CallRunner {
     // Contiguous slices per call: [start, end) of call k in shard s.
     const bounds = calls.map((c) => Array.from({ length: shards }, (_, s) => [Math.floor((c.items.length * s) / shards), Math.floor((c.items.length * (s + 1)) / shards)] as const));
     const up = async (name: string, content: string | Buffer) => {
-      const r = await shell.exec(`mkdir -p ${shQuote(dir)} && cat > ${shQuote(joinRemote(dir, name))}`, { input: content, timeoutMs: 600_000 });
+      const r = await shell.exec(`mkdir -p ${shPath(dir)} && cat > ${shPath(joinRemote(dir, name))}`, { input: content, timeoutMs: 600_000 });
       if (r.code !== 0) throw new Error(`uploading ${name} to ${o.profile.name}:${dir} failed: ${r.stderr.toString().trim()}`);
     };
     await up('worker.py', readFileSync(workerScript()));
@@ -65,7 +65,7 @@ export function clusterRunner(o: ClusterRunnerOptions): CallRunner {
     const script = [
       '#!/bin/bash',
       'set -u',
-      `${shQuote(python)} ${shQuote(joinRemote(dir, 'worker.py'))} ${shQuote(config)} --batch ${shQuote(dir)}/shard_"$SLURM_ARRAY_TASK_ID".jsonl "$EVOTRAINER_JOB_DIR"/out_"$SLURM_ARRAY_TASK_ID".jsonl`,
+      `${shQuote(python)} ${shPath(joinRemote(dir, 'worker.py'))} ${shQuote(config)} --batch ${shPath(dir)}/shard_"$SLURM_ARRAY_TASK_ID".jsonl "$EVOTRAINER_JOB_DIR"/out_"$SLURM_ARRAY_TASK_ID".jsonl`,
       '',
     ].join('\n');
     const job = await submitJob({
@@ -112,7 +112,7 @@ export function clusterRunner(o: ClusterRunnerOptions): CallRunner {
       return out;
     } finally {
       rmSync(local, { recursive: true, force: true });
-      await shell.exec(`rm -rf ${shQuote(dir)}`).catch(() => undefined);
+      await shell.exec(`rm -rf ${shPath(dir)}`).catch(() => undefined);
     }
   };
 }
