@@ -31,3 +31,14 @@ describe('backtest benchmark (smoke)', () => {
     assert.ok(result.rate > 0 && result.ratio > 0);
   });
 });
+
+// A smoke of `npm run bench:activation` (activate() with a stand-in vscode module).
+describe('activation benchmark (smoke)', () => {
+  it('activates the built extension and prints its cost against the engine bundle it defers', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/activation.ts', '--runs', '1', '--json'], { cwd: repoRoot, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /activation costs \d+\.\d\d× the engine load it defers/);
+    const result = JSON.parse(r.stdout.trim().split('\n').pop()!) as { activationMs: number; engineMs: number };
+    assert.ok(result.activationMs > 0 && result.engineMs > 0);
+  });
+});

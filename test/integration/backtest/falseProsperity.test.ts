@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { formatGate, recordGate, runGate } from '../../../src/core/backtest';
+import { formatGate, recordGate, runBacktest, runGate } from '../../../src/core/backtest';
+import { promoteVersion, rejectVersion } from '../../../src/core/harness/versions';
 import { readLedger } from '../../../src/core/harness/evidence';
 import type { Harness } from '../../../src/core/harness/repo';
 import { defaultStorePath, RolloutStore } from '../../../src/core/store/store';
@@ -104,10 +105,24 @@ describe('the promotion gate against false prosperity (real SWE trajectories)', 
     assert.equal(ledger.entries.get(genuine as never)!.metrics.pass_rate !== undefined, true);
   });
 
+  it('a new diagnostic is replayed over earlier versions: it must separate the promoted from the rejected', async () => {
+    await promoteVersion(h, genuine);
+    await rejectVersion(h, leaky, 'gate: information leak');
+    const metric = '-- description: Share of trajectories whose commands read git history\n-- dimension: behavior\n-- unit: ratio\nselect avg(git_history::int) as value\nfrom rollout_features;\n';
+    const d = await candidate(h, genuine, 'diagnostics', { 'diagnostics/metrics/history_reads.sql': metric }, 'If we track history reads, leaks are caught because the share separates honest versions', 'pass_rate > 0');
+    const r = await runBacktest(h, store, { version: d, trust: true });
+    assert.deepEqual(r.kinds, ['metric_replay']);
+    const m = r.metricReplays.find((x) => x.metric === 'history_reads')!;
+    assert.ok(m, JSON.stringify(r.metricReplays));
+    assert.equal(m.separates, true, m.detail);
+    assert.deepEqual(m.perVersion.map((p) => p.status).sort(), ['promoted', 'promoted', 'rejected']);
+    assert.equal(r.verdict, 'pass');
+  });
+
   it('sends a within-noise effect to a person (NEEDS-HUMAN), not to promotion', async () => {
     const small = await candidate(h, 'v0', 'reward', { 'reward/compute_score.py': readFileSync(path.join(h.root, 'reward', 'compute_score.py'), 'utf8') + '\n# tiny\n' }, 'If we nudge the reward, pass_rate improves', 'pass_rate > 0.74');
     await store.import([evalRun(path.join(base, 'small'), new Set(unresolved.slice(0, 2)), 'genuine')], { run: 'eval-small', version: small, split: 'val' });
-    const r = await runGate(h, store, { version: small });
+    const r = await runGate(h, store, { version: small, against: 'v0' });
     assert.equal(r.decision, 'needs_human', formatGate(r));
     assert.equal(r.comparisons.pass_rate!.withinNoise, true);
   });
