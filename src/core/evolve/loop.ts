@@ -3,6 +3,8 @@ import path from 'node:path';
 import { recordBacktest, runBacktest } from '../backtest/backtest';
 import { formatGate, recordGate, runGate, HONEST_SUFFIX } from '../backtest/gate';
 import { computeHealth, computeSeries, type HealthReport } from '../diagnose/health';
+import { computeUserMetrics, parseUserMetric } from '../diagnose/userDiagnostics';
+import { gitOut } from '../harness/git';
 import { evaluateRules } from '../diagnose/rules';
 import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from '../harness/evidence';
 import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo';
@@ -348,9 +350,72 @@ export class Evolution {
             : `gate: ${g.checks.filter((c) => c.passed === false).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`;
       await rejectVersion(this.h, id, why, a.answer === 'REVISE' ? 'human' : 'gate');
       this.log(`${id}: REJECTED — ${why}`);
+      if (decision === 'reject') await this.reviseDiagnostics(id);
       return 'rejected';
     }
     return e.status === 'promoted' ? 'promoted' : 'rejected';
+  }
+
+  /**
+   * The "revise diagnostics" sub-loop (METHOD.md): when no metric explains a failure — no
+   * health alert on the rejected version that the promoted one did not have, and no failed
+   * validity check naming one — try the candidate diagnostics the harness keeps under
+   * `diagnostics/proposed/`. One that separates the promoted from the rejected versions,
+   * replayed over all of them, joins the harness as a diagnostics version; one that does
+   * not stays out, and the log says so.
+   */
+  private async reviseDiagnostics(failed: string): Promise<void> {
+    const ledger = await readLedger(this.h);
+    const e = requireEntry(ledger, failed);
+    const promoted = requireEntry(ledger, ledger.promoted!.version);
+    const [hf, hp] = [await this.health(failed, 'val'), await this.health(promoted.id, 'val')];
+    const before = new Map(hp.metrics.map((m) => [m.name, m.status]));
+    const newAlerts = hf.alerts.filter((m) => (before.get(m.name) ?? 'ok') === 'ok').map((m) => m.name);
+    const validity = (e.decision?.reasons ?? []).filter((r) => !r.passed && /leak|R4|honest|bug|frozen|pin/.test(r.detail + r.check));
+    if (newAlerts.length || validity.length) {
+      this.log(`${failed}: explained by ${[...newAlerts.map((n) => `metric ${n}`), ...validity.slice(0, 1).map(() => 'a validity check')].join(', ')}`);
+      return;
+    }
+    const listed = (await gitOut(this.h.root, ['ls-tree', '--name-only', `${promoted.commit}:diagnostics/proposed`]).catch(() => '')).split('\n').filter((f) => /\.(sql|py)$/.test(f));
+    const have = new Set((await gitOut(this.h.root, ['ls-tree', '--name-only', `${promoted.commit}:diagnostics/metrics`]).catch(() => '')).split('\n'));
+    const candidates = listed.filter((f) => !have.has(f));
+    if (!candidates.length) {
+      this.log(`${failed}: no metric explains this failure and no candidate diagnostic is left under diagnostics/proposed/ — read its rollouts (failure explorer) and write one`);
+      return;
+    }
+    const decided = [...ledger.entries.values()].filter((x) => x.status === 'promoted' || x.status === 'rejected');
+    for (const file of candidates) {
+      const text = await gitOut(this.h.root, ['show', `${promoted.commit}:diagnostics/proposed/${file}`]);
+      const { metric } = parseUserMetric(`diagnostics/proposed/${file}`, text);
+      if (!metric || metric.script) continue;
+      const values: { id: string; status: string; value: number }[] = [];
+      for (const v of decided) {
+        const { results } = await computeUserMetrics(this.o.store, [metric], { version: v.id, split: 'val' });
+        const value = results[0]?.value;
+        if (value !== null && value !== undefined) values.push({ id: v.id, status: v.status, value });
+      }
+      const good = values.filter((x) => x.status === 'promoted').map((x) => x.value);
+      const bad = values.filter((x) => x.status === 'rejected').map((x) => x.value);
+      const fmt = (xs: number[]) => xs.map((x) => x.toFixed(3)).join(', ');
+      const separates = good.length > 0 && bad.length > 0 && (Math.min(...good) > Math.max(...bad) || Math.max(...good) < Math.min(...bad));
+      this.log(`${failed}: no metric explains it; candidate diagnostic ${metric.name} replayed over ${values.length} decided versions: promoted [${fmt(good)}], rejected [${fmt(bad)}] — ${separates ? 'separates them' : 'does not separate them'}`);
+      if (!separates) continue;
+      const v = await newVersion(this.h, { parent: promoted.id, hypothesis: `If we add the diagnostic ${metric.name}, failures like ${failed} are caught because it separates promoted from rejected versions`, targetMetric: metric.name, success: `${metric.name} > -1`, layer: 'diagnostics', worktree: true });
+      const target = path.join(v.worktree!, 'diagnostics', 'metrics', file);
+      mkdirSync(path.dirname(target), { recursive: true });
+      writeFileSync(target, text);
+      await commitVersion(this.h, v.entry.id, { message: `diagnostics: add ${metric.name}` });
+      const report = await runBacktest(this.h, this.o.store, { version: v.entry.id, trust: this.o.trust });
+      await recordBacktest(this.h, report);
+      if (report.verdict !== 'pass') {
+        await rejectVersion(this.h, v.entry.id, `retrospective validation failed: ${report.reasons.join('; ')}`, 'gate');
+        this.log(`${v.entry.id}: diagnostic ${metric.name} REJECTED — ${report.reasons.join('; ')}`);
+        continue;
+      }
+      await promoteVersion(this.h, v.entry.id, { override: `diagnostics only (no training): validated retrospectively — ${report.reasons.join('; ')}` });
+      this.log(`${v.entry.id}: diagnostic ${metric.name} joins the harness (validated retrospectively; evo/promoted → ${v.entry.id})`);
+      return;
+    }
   }
 
   private gpuHoursUsed(): number {

@@ -36,11 +36,15 @@ export function qualitySkill(id: string, quality: number, trigger = 'pass_rate >
 }
 
 /** The mini harness with these seed skills (and config overrides) in its v0. */
-export async function miniHarness(base: string, skills: SkillRecord[], config: Record<string, unknown> = {}, name = 'mini $(h) "q"'): Promise<Harness> {
+export async function miniHarness(base: string, skills: SkillRecord[], config: Record<string, unknown> = {}, name = 'mini $(h) "q"', files: Record<string, string> = {}): Promise<Harness> {
   const template = path.join(base, 'template');
   cpSync(MINI, template, { recursive: true });
   mkdirSync(path.join(template, 'skills'), { recursive: true });
   for (const s of skills) writeFileSync(path.join(template, 'skills', `${s.id}.md`), renderSkill(s));
+  for (const [f, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(template, f)), { recursive: true });
+    writeFileSync(path.join(template, f), text);
+  }
   const cfgFile = path.join(template, 'env', 'config.json');
   writeFileSync(cfgFile, JSON.stringify({ ...(JSON.parse(readFileSync(cfgFile, 'utf8')) as object), ...config }, null, 2) + '\n');
   return (await initHarness(path.join(base, name), template)).harness;

@@ -44,6 +44,33 @@ describe('evolve: the co-evolution loop', () => {
     }
   });
 
+  it('when no metric explains a failure, a candidate diagnostic is replayed over the versions and joins the harness', async () => {
+    const proposed = {
+      'diagnostics/proposed/unsure_share.sql': '-- description: Share of answers that name no number\n-- dimension: results\n-- unit: ratio\nselect avg((response like \'%x\')::int) as value\nfrom rollouts;\n',
+      'diagnostics/proposed/prompt_count.sql': '-- description: Prompts seen (does not separate anything)\n-- dimension: results\n-- unit: count\nselect count(distinct prompt_id)::double as value\nfrom rollouts;\n',
+    };
+    const h = await miniHarness(tempDir('evotrainer-evolve-'), [qualitySkill('worse', 0.3)], {}, 'mini diag', proposed);
+    const store = await RolloutStore.open(defaultStorePath(h.root));
+    try {
+      const lines: string[] = [];
+      await evolve(h, { store, trust: true, budget: { rounds: 1 }, log: (l) => lines.push(l) });
+      const text = lines.join('\n');
+      assert.match(text, /v1: REJECTED/);
+      assert.match(text, /candidate diagnostic prompt_count replayed over 2 decided versions: promoted \[150\.000\], rejected \[150\.000\] — does not separate them/, text);
+      assert.match(text, /candidate diagnostic unsure_share replayed over 2 decided versions: promoted \[0\.5\d+\], rejected \[0\.7\d+\] — separates them/, text);
+      assert.match(text, /v2: diagnostic unsure_share joins the harness \(validated retrospectively/, text);
+      const ledger = await readLedger(h);
+      const v2 = ledger.entries.get('v2' as never)!;
+      assert.equal(v2.layer, 'diagnostics');
+      assert.equal(ledger.promoted!.version, 'v2');
+      const bt = v2.transitions.flatMap((t) => t.evidence).find((x) => x.kind === 'backtest')!.data as { kinds: string[]; metricReplays: { metric: string; separates: boolean }[] };
+      assert.deepEqual(bt.kinds, ['metric_replay']);
+      assert.equal(bt.metricReplays.find((m) => m.metric === 'unsure_share')!.separates, true);
+    } finally {
+      store.close();
+    }
+  });
+
   it('escalates: human-gated after 2 failed versions; after 3 re-checks, switches layer, subtracts, rolls back', async () => {
     const h = await miniHarness(tempDir('evotrainer-evolve-'), [qualitySkill('w1', 0.3), qualitySkill('w2', 0.28), qualitySkill('w3', 0.25)]);
     const store = await RolloutStore.open(defaultStorePath(h.root));
