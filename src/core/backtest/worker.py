@@ -49,11 +49,32 @@ class CallTimeout(Exception):
     pass
 
 
+INF = float("inf")
+# The call in progress: when it started, whether harness code is running, the limit.
+STATE = {"since": 0.0, "in_call": False, "limit": 0.0}
+
+
 def _alarm(signum, frame):
-    raise CallTimeout("timed out")
+    if STATE["in_call"] and STATE["limit"] and time.monotonic() - STATE["since"] > STATE["limit"]:
+        STATE["in_call"] = False
+        raise CallTimeout("timed out")
 
 
 signal.signal(signal.SIGALRM, _alarm)
+
+
+def guard(limit):
+    """One call of harness code under `limit` seconds (0: none)."""
+    STATE["since"] = time.monotonic()
+    STATE["limit"] = limit
+    STATE["in_call"] = True
+    if limit:
+        signal.setitimer(signal.ITIMER_REAL, limit + 0.01)
+
+
+def unguard():
+    STATE["in_call"] = False
+    signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def send(obj):
@@ -132,20 +153,19 @@ def run_batch(msg):
         # dataset column as keyword lists. A batch that fails is retried item by item.
         results = None
         try:
-            if timeout:
-                signal.setitimer(signal.ITIMER_REAL, timeout * max(1, len(items)))
+            guard(timeout * max(1, len(items)))
             out = fn(
                 prompts=[i.get("prompt") for i in items],
                 completions=[i.get("completion") for i in items],
                 **{k: [i.get("columns", {}).get(k) for i in items] for k in (items[0].get("columns", {}) if items else {})}
             )
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            unguard()
             out = list(out)
             if len(out) != len(items):
                 raise ValueError("returned %d scores for %d completions" % (len(out), len(items)))
             results = [[clean(v), None] for v in out]
         except BaseException as exc:  # noqa: B902 - harness code may raise anything
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            unguard()
             if isinstance(exc, KeyboardInterrupt):
                 raise
             if len(items) == 1:
@@ -154,41 +174,56 @@ def run_batch(msg):
             results = []
             for it in items:
                 try:
-                    if timeout:
-                        signal.setitimer(signal.ITIMER_REAL, timeout)
+                    guard(timeout)
                     v = list(fn(prompts=[it.get("prompt")], completions=[it.get("completion")], **{k: [v] for k, v in it.get("columns", {}).items()}))
-                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    unguard()
                     results.append([clean(v[0]) if v else None, None if v else "returned no score"])
                 except BaseException as exc:  # noqa: B902
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-                    results.append([None, describe(exc)])
+                    unguard()
+                    results.append([None, "timed out after %gs" % timeout if isinstance(exc, CallTimeout) else describe(exc)])
         send({"id": bid, "from": 0, "results": results})
         send({"id": bid, "done": True})
         flush()
         return
+    # One interval timer for the whole batch (not two syscalls per item): its handler
+    # raises inside the harness call once that call has run past the limit.
     start = 0
     chunk = []
+    append = chunk.append
     last = time.monotonic()
-    for i, item in enumerate(items):
-        try:
-            if timeout:
-                signal.setitimer(signal.ITIMER_REAL, timeout)
-            value = call_one(kind, fn, item)
-            if timeout:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-            chunk.append([clean(value), None])
-        except BaseException as exc:  # noqa: B902 - SystemExit from harness code is an item error
+    STATE["limit"] = timeout
+    if timeout:
+        tick = max(0.01, timeout / 4.0)
+        signal.setitimer(signal.ITIMER_REAL, tick, tick)
+    verl = kind == "verl"
+    try:
+        for i, item in enumerate(items):
+            now = time.monotonic()
+            STATE["since"] = now
+            try:
+                STATE["in_call"] = True
+                if verl:
+                    value = fn(item.get("data_source"), item.get("solution_str"), item.get("ground_truth"), item.get("extra_info"))
+                else:
+                    value = bool(fn(item))
+                STATE["in_call"] = False
+                append([value if type(value) is float and value == value and value not in (INF, -INF) else clean(value), None])
+            except BaseException as exc:  # noqa: B902 - SystemExit from harness code is an item error
+                STATE["in_call"] = False
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
+                append([None, "timed out after %gs" % timeout if isinstance(exc, CallTimeout) else describe(exc)])
+            if now - last > 0.5:
+                send({"id": bid, "from": start, "results": chunk})
+                flush()
+                start = i + 1
+                chunk = []
+                append = chunk.append
+                last = now
+    finally:
+        STATE["in_call"] = False
+        if timeout:
             signal.setitimer(signal.ITIMER_REAL, 0)
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            chunk.append([None, "timed out after %gs" % timeout if isinstance(exc, CallTimeout) else describe(exc)])
-        now = time.monotonic()
-        if now - last > 0.5:
-            send({"id": bid, "from": start, "results": chunk})
-            flush()
-            start = i + 1
-            chunk = []
-            last = now
     send({"id": bid, "from": start, "results": chunk})
     send({"id": bid, "done": True})
     flush()
