@@ -1,14 +1,25 @@
 import { formatDoctorReport, runDoctor } from '../../core/doctor';
+import { findHarnessRoot } from '../../core/harness/locate';
+import { readWorkingManifest } from '../../core/harness/repo';
+import { resolveProfile, type NamedProfile } from '../../core/jobs';
 import { flagString, out, type Command } from '../command';
 
 export const doctor: Command = {
-  summary: 'check git, python3, ssh, sbatch and the embedded store; say what to install',
+  summary: "check git, python3, ssh, sbatch, the embedded store and the harness's cluster profile; say what to install",
   flags: {
     json: { type: 'boolean', description: 'print a machine-readable report' },
     python: { type: 'string', description: 'interpreter for harness code (default python3)' },
+    profile: { type: 'string', description: "check this cluster profile of the harness here (default: the manifest's cluster)" },
   },
   async run(flags) {
-    const report = await runDoctor({ python: flagString(flags, 'python') });
+    const name = flagString(flags, 'profile');
+    const root = findHarnessRoot(process.cwd());
+    let cluster: NamedProfile | null = null;
+    if (root) {
+      const m = readWorkingManifest(root);
+      if (name || m.cluster || Object.keys(m.clusters ?? {}).length) cluster = resolveProfile(m.clusters, name, m.cluster);
+    } else if (name) throw new Error(`--profile ${name}: no harness (evotrainer.yaml) here to read profiles from`);
+    const report = await runDoctor({ python: flagString(flags, 'python') ?? (root ? readWorkingManifest(root).python : undefined), cluster, clusterProfile: cluster?.name ?? null });
     out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorReport(report));
     return report.ok ? 0 : 1;
   },
