@@ -1,4 +1,5 @@
 import { formatDoctorReport, runDoctor } from '../../core/doctor';
+import { checkCluster } from '../../core/doctor/cluster';
 import { findHarnessRoot } from '../../core/harness/locate';
 import { readWorkingManifest } from '../../core/harness/repo';
 import { resolveProfile, type NamedProfile } from '../../core/jobs';
@@ -19,7 +20,7 @@ export const doctor: Command = {
       const m = readWorkingManifest(root);
       if (name || m.cluster || Object.keys(m.clusters ?? {}).length) cluster = resolveProfile(m.clusters, name, m.cluster);
     } else if (name) throw new Error(`--profile ${name}: no harness (evotrainer.yaml) here to read profiles from`);
-    const report = await runDoctor({ python: flagString(flags, 'python') ?? (root ? readWorkingManifest(root).python : undefined), cluster, clusterProfile: cluster?.name ?? null });
+    const report = await runDoctor({ python: flagString(flags, 'python') ?? (root ? readWorkingManifest(root).python : undefined), clusterCheck: () => checkCluster(cluster, name), clusterProfile: cluster?.name ?? null });
     out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorReport(report));
     return report.ok ? 0 : 1;
   },
