@@ -171,7 +171,9 @@ export class SshTransport implements Shell {
    * the shared connection and leaves it up, so batch calls reuse it.
    */
   loginArgv(): string[] {
-    return ['ssh', ...this.options(false).map((x) => (x === 'ControlMaster=auto' ? 'ControlMaster=yes' : x)), '-N', '-f', this.host];
+    // Runs `true` as the master: ControlPersist then keeps the connection in the background
+    // after the terminal closes (a `-N -f` master dies with its terminal).
+    return ['ssh', ...this.options(false).map((x) => (x === 'ControlMaster=auto' ? 'ControlMaster=yes' : x)), this.host, '--', 'true'];
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ShellResult> {

@@ -129,6 +129,8 @@ export interface LaunchRequest {
   template: string;
   profile: string;
   setting: unknown;
+  /** Idempotency key of this launch: a retry (after a login) finishes the same job instead of starting another. */
+  key?: string;
 }
 
 export async function launchJob(root: string, req: LaunchRequest): Promise<JobRecord> {
@@ -143,6 +145,7 @@ export async function launchJob(root: string, req: LaunchRequest): Promise<JobRe
     run: `${req.template}-${req.version ?? req.commit.slice(0, 7)}`,
     templateName: req.template,
     outputs: JOB_OUTPUTS,
+    key: req.key ?? null,
     records: jobRecords(root),
   });
 }
@@ -156,9 +159,23 @@ export function jobRecord(root: string, id: string): JobRecord {
   return jobRecords(root).require(id);
 }
 
-/** argv of a terminal login for the profile of a job (or a profile). */
+/**
+ * argv of the editor's login terminal: the profile's login (loginArgv runs `true` as the
+ * connection master, so ControlPersist keeps the shared connection up after the terminal's
+ * process ends).
+ */
 export function loginCommand(profile: NamedProfile): string[] {
   return loginArgv(profile);
+}
+
+/** Whether batch calls to the profile's host get through now (after a login in a terminal). */
+export async function loginWorks(profile: NamedProfile): Promise<boolean> {
+  try {
+    return (await shellOf(profile).exec('true', { timeoutMs: 20_000 })).code === 0;
+  } catch (err) {
+    if ((err as { failure?: unknown }).failure === 'needs-login') return false;
+    throw err;
+  }
 }
 
 /**
