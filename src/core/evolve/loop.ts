@@ -373,7 +373,8 @@ export class Evolution {
     const newAlerts = hf.alerts.filter((m) => (before.get(m.name) ?? 'ok') === 'ok').map((m) => m.name);
     const validity = (e.decision?.reasons ?? []).filter((r) => !r.passed && /leak|R4|honest|bug|frozen|pin/.test(r.detail + r.check));
     if (newAlerts.length || validity.length) {
-      this.log(`${failed}: explained by ${[...newAlerts.map((n) => `metric ${n}`), ...validity.slice(0, 1).map(() => 'a validity check')].join(', ')}`);
+      const parts = [...(validity.length ? [`the failed validity check "${validity[0]!.check}"`] : []), ...(newAlerts.length ? [`new alerts on ${newAlerts.join(', ')}`] : [])];
+      this.log(`${failed}: its failure is explained by ${parts.join(' and ')}; no new diagnostic needed`);
       return;
     }
     const listed = (await gitOut(this.h.root, ['ls-tree', '--name-only', `${promoted.commit}:diagnostics/proposed`]).catch(() => '')).split('\n').filter((f) => /\.(sql|py)$/.test(f));
