@@ -350,7 +350,7 @@ export class Evolution {
             : `gate: ${g.checks.filter((c) => c.passed === false).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`;
       await rejectVersion(this.h, id, why, a.answer === 'REVISE' ? 'human' : 'gate');
       this.log(`${id}: REJECTED — ${why}`);
-      if (decision === 'reject') await this.reviseDiagnostics(id);
+      if (decision === 'reject') await this.reviseDiagnostics(id, g.checks.filter((c) => c.category === 'validity' && c.passed === false).map((c) => c.check));
       return 'rejected';
     }
     return e.status === 'promoted' ? 'promoted' : 'rejected';
@@ -364,16 +364,15 @@ export class Evolution {
    * replayed over all of them, joins the harness as a diagnostics version; one that does
    * not stays out, and the log says so.
    */
-  private async reviseDiagnostics(failed: string): Promise<void> {
+  private async reviseDiagnostics(failed: string, failedValidity: string[]): Promise<void> {
     const ledger = await readLedger(this.h);
-    const e = requireEntry(ledger, failed);
     const promoted = requireEntry(ledger, ledger.promoted!.version);
     const [hf, hp] = [await this.health(failed, 'val'), await this.health(promoted.id, 'val')];
     const before = new Map(hp.metrics.map((m) => [m.name, m.status]));
     const newAlerts = hf.alerts.filter((m) => (before.get(m.name) ?? 'ok') === 'ok').map((m) => m.name);
-    const validity = (e.decision?.reasons ?? []).filter((r) => !r.passed && /leak|R4|honest|bug|frozen|pin/.test(r.detail + r.check));
+    const validity = failedValidity;
     if (newAlerts.length || validity.length) {
-      const parts = [...(validity.length ? [`the failed validity check "${validity[0]!.check}"`] : []), ...(newAlerts.length ? [`new alerts on ${newAlerts.join(', ')}`] : [])];
+      const parts = [...(validity.length ? [`the failed validity check${validity.length > 1 ? 's' : ''} ${validity.map((v) => `"${v}"`).join(', ')}`] : []), ...(newAlerts.length ? [`new alerts on ${newAlerts.join(', ')}`] : [])];
       this.log(`${failed}: its failure is explained by ${parts.join(' and ')}; no new diagnostic needed`);
       return;
     }
