@@ -10,7 +10,7 @@ export { LineagePanel } from './webviews/lineage/lineagePanel';
 export { VersionPanel } from './webviews/version/versionPanel';
 export { refreshVersionPanels } from './webviews/version/refresh';
 // Jobs on clusters: the Runs view's records, launch choices, submit, cancel, logs, fetch.
-export { cancelRun, failureText, fetchAndImport, followJob, jobRecord, launchChoices, launchJob, loadJobs, loginCommand, mergedProfiles, profileNamed, shownBefore, templatesAt, watchJob } from './jobs/engine';
+export { cancelRun, failureText, fetchAndImport, followJob, jobRecord, launchChoices, launchJob, loadJobs, loginCommand, loginWorks, mergedProfiles, profileNamed, shownBefore, templatesAt, watchJob } from './jobs/engine';
 // Backtests, the promotion gate and the evolve loop.
 export { backtestThisChange, backtestVersionCommand, gateVersionCommand } from './backtest/commands';
 export { answerPendingGateCommand, runEvolutionRound } from './evolve/commands';

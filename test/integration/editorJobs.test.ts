@@ -6,7 +6,7 @@ import { readLedger } from '../../src/core/harness/evidence';
 import { initHarness } from '../../src/core/harness/init';
 import type { JobRecord, LogChunk } from '../../src/core/jobs';
 import { defaultStorePath, RolloutStore } from '../../src/core/store/store';
-import { cancelRun, fetchAndImport, followJob, jobRecord, launchChoices, launchJob, loadJobs, mergedProfiles, profileNamed, shownBefore, templatesAt, watchJob } from '../../src/extension/jobs/engine';
+import { cancelRun, fetchAndImport, followJob, jobRecord, launchChoices, launchJob, loadJobs, loginCommand, mergedProfiles, profileNamed, shownBefore, templatesAt, watchJob } from '../../src/extension/jobs/engine';
 import { buildRunsModel } from '../../src/extension/jobs/model';
 import { clusterProfile, makeHarness as makeJobsHarness, startCluster, type ClusterInfo } from '../helpers/cluster';
 import { repoRoot, tempDir } from '../helpers/tmp';
@@ -175,6 +175,13 @@ describe('editor: jobs (Runs view data, launch, log follow, cancel, fetch)', () 
       } finally {
         store.close();
       }
+    });
+
+    it('the login terminal\'s command opens a shared connection that outlives the terminal', () => {
+      const argv = loginCommand({ name: 'x', kind: 'slurm', host: 'login1', ssh_config: '/c' });
+      assert.deepEqual(argv.slice(-3), ['login1', '--', 'true']);
+      assert.ok(!argv.includes('-f') && !argv.includes('-N') && !argv.includes('BatchMode=yes'));
+      assert.ok(argv.includes('ControlMaster=yes') && argv.some((a) => a.startsWith('ControlPersist=')));
     });
 
     it('cancels a running job; its watch ends cancelled', async () => {

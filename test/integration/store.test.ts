@@ -231,3 +231,25 @@ describe('rollout store (real DuckDB, real files)', () => {
     await withStore(store, async (s) => assert.equal((await s.counts()).rollouts, 0));
   });
 });
+
+describe('one store file, many users in one process (the editor)', () => {
+  const dir = tempDir('evotrainer-store-shared-');
+  it('shares one DuckDB instance: a second open sees the first one\'s import, does not sweep it, and closing one leaves the other working', async () => {
+    const file = path.join(dir, 'store.duckdb');
+    const a = await RolloutStore.open(file);
+    const b = await RolloutStore.open(file);
+    const importing = a.import([path.join(fixtures, 'verl')], { run: 'shared' });
+    const c = await RolloutStore.open(file); // opened while a's import is in flight: must not sweep its rows
+    await importing;
+    assert.equal((await b.counts()).rollouts, 7);
+    assert.equal((await c.counts()).rollouts, 7);
+    a.close();
+    a.close(); // twice is harmless
+    assert.equal((await b.counts()).rollouts, 7);
+    b.close();
+    c.close();
+    const again = await RolloutStore.open(file);
+    assert.equal((await again.counts()).rollouts, 7);
+    again.close();
+  });
+});

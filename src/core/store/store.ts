@@ -122,6 +122,52 @@ export function defaultStorePath(harnessRoot: string): string {
 }
 
 /**
+ * One DuckDB instance per store file per process, shared by every RolloutStore open on it
+ * (each with its own connection) and closed with the last one. Two instances on one file
+ * in one process are not protected by DuckDB's file lock (it is per process) and can
+ * corrupt the file — the editor opens the store from several views and commands at once.
+ */
+const instances = new Map<string, { ready: Promise<DuckDBInstance>; instance?: DuckDBInstance; refs: number; readOnly: boolean }>();
+
+let memoryStores = 0;
+const keyOf = (file: string) => (file === ':memory:' ? `:memory:${++memoryStores}` : path.resolve(file));
+
+async function acquireInstance(file: string, readOnly: boolean): Promise<{ instance: DuckDBInstance; first: boolean; key: string }> {
+  const key = keyOf(file);
+  const shared = instances.get(key);
+  if (shared) {
+    if (shared.readOnly && !readOnly) throw new Error(`${file}: the rollout store is open read-only in this process (a hover or view reading it); retry in a moment`);
+    shared.refs++;
+    try {
+      return { instance: await shared.ready, first: false, key };
+    } catch (err) {
+      shared.refs--;
+      throw err;
+    }
+  }
+  const { DuckDBInstance } = loadDuckDB();
+  const ready = DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false', ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) }).catch((err: Error) => {
+    instances.delete(key);
+    const msg = err.message;
+    if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}). Close it there, then retry.`);
+    throw new Error(`${file}: cannot open the rollout store: ${msg.split('\n')[0]}`);
+  });
+  const entry: { ready: Promise<DuckDBInstance>; instance?: DuckDBInstance; refs: number; readOnly: boolean } = { ready, refs: 1, readOnly };
+  instances.set(key, entry);
+  entry.instance = await ready;
+  return { instance: entry.instance, first: true, key };
+}
+
+function releaseInstance(key: string): void {
+  const e = instances.get(key);
+  if (!e) return;
+  if (--e.refs > 0) return;
+  instances.delete(key);
+  if (e.instance) e.instance.closeSync();
+  else void e.ready.then((i) => i.closeSync()).catch(() => undefined);
+}
+
+/**
  * The embedded rollout store (DuckDB). One writer at a time: DuckDB locks the file.
  */
 export class RolloutStore {
@@ -133,6 +179,7 @@ export class RolloutStore {
     readonly conn: DuckDBConnection,
     /** Opened with `{ readOnly: true }`: derived views are then temporary (see ensureFeatures). */
     readonly readOnly = false,
+    private readonly instanceKey = path.resolve(file),
   ) {}
 
   /**
@@ -141,20 +188,20 @@ export class RolloutStore {
    * writer can open it meanwhile, so such a reader closes it as soon as it has read.
    */
   static async open(file: string, opts: { readOnly?: boolean } = {}): Promise<RolloutStore> {
-    const { DuckDBInstance } = loadDuckDB();
     const readOnly = opts.readOnly === true;
     if (file !== ':memory:' && !readOnly) mkdirSync(path.dirname(file), { recursive: true });
-    let instance: DuckDBInstance;
+    const { instance, first, key } = await acquireInstance(file, readOnly);
+    let conn: DuckDBConnection;
     try {
-      instance = await DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false', ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) });
+      conn = await instance.connect();
     } catch (err) {
-      const msg = (err as Error).message;
-      if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}). Close it there, then retry.`);
-      throw new Error(`${file}: cannot open the rollout store: ${msg.split('\n')[0]}`);
+      releaseInstance(key);
+      throw err;
     }
-    const conn = await instance.connect();
-    const store = new RolloutStore(file, instance, conn, readOnly);
-    if (readOnly) return store;
+    const store = new RolloutStore(file, instance, conn, readOnly, key);
+    // Migration and the sweep of dead imports run once per process and file: a second
+    // store on a shared instance must not sweep rows another one is still importing.
+    if (readOnly || !first) return store;
     await store.migrate();
     await store.sweepPending();
     return store;
@@ -611,12 +658,16 @@ export class RolloutStore {
   }
 
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     for (const stmt of this.prepared.values()) stmt.destroySync();
     this.prepared.clear();
     this.tableReader?.close();
     this.conn.closeSync();
-    this.instance.closeSync();
+    releaseInstance(this.instanceKey);
   }
+
+  private closed = false;
 }
 
 interface PreviousImport {

@@ -178,7 +178,7 @@ export async function backtestThisChange(host: BacktestHost, args?: { file?: str
     host.output.info(`${what}: ${file} is in ${found.entry.id}'s checkout (${found.how === 'branch' ? found.entry.branch : `HEAD ${found.entry.commit.slice(0, 12)}`})`);
     return backtestVersionCommand(host, { version: found.entry.id });
   } catch (err) {
-    fail(host, 'Backtest failed', err);
+    fail(host, what, err);
     return undefined;
   }
 }
@@ -199,6 +199,7 @@ export async function gateVersionCommand(host: BacktestHost, id?: string): Promi
     if (!h) return undefined;
     const version = id ?? (await pick(h, 'Version to judge (the promotion gate)', (e) => e.parent !== null && e.status !== 'promoted' && e.status !== 'rejected', 'Gate Version'));
     if (!version) return undefined;
+    host.output.info(`gate ${version}: judging its evidence`);
     report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `EvoTrainer: gating ${version}` }, async () => {
       const store = await RolloutStore.open(defaultStorePath(h.root));
       try {
@@ -272,7 +273,10 @@ export async function rejectFromGate(host: BacktestHost, version: string): Promi
     if (!h) return false;
     const entry = (await readLedger(h)).entries.get(version as LedgerEntry['id']);
     if (!entry) throw new HarnessError(`no version ${version} in the ledger`);
-    const failing = entry.decision?.reasons.filter((r) => !r.passed).map((r) => `${r.check}: ${r.detail}`) ?? [];
+    // The failed checks first; the undecided ones (recorded as "UNDECIDED: …") only when nothing failed.
+    const reasons = entry.decision?.reasons.filter((r) => !r.passed) ?? [];
+    const failed = reasons.filter((r) => !r.detail.startsWith('UNDECIDED: '));
+    const failing = (failed.length ? failed : reasons).map((r) => `${r.check}: ${r.detail}`);
     const reason = await vscode.window.showInputBox({
       title: `Reject ${version}`,
       prompt: 'Why? Rejected versions are negative evidence; the reason is what others will read.',

@@ -25,7 +25,7 @@ function gateTitle(g: HumanGate): string {
 
 /** Opens (or updates) the webview with the gate's evidence. */
 export function showGateEvidence(host: BacktestHost, g: HumanGate, answer: string | null = null): void {
-  ResultPanel.show({ context: host.context, output: host.output }, `human:${g.id}`, { status: 'done', kind: 'humanGate', title: `Evidence: ${gateTitle(g)}`, humanGate: humanGateView(g, answer) }, vscode.ViewColumn.Active);
+  ResultPanel.show({ context: host.context, output: host.output }, `human:${g.id}`, { status: 'done', kind: 'humanGate', title: `Evidence: ${gateTitle(g)}`, humanGate: humanGateView(g, answer) }, vscode.ViewColumn.Active, true);
 }
 
 async function feedback(g: HumanGate): Promise<string | undefined> {

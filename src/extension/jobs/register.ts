@@ -24,21 +24,52 @@ export function logText(s: string): string {
 }
 
 class RunsTree implements vscode.TreeDataProvider<RunsElement> {
-  private readonly changed = new vscode.EventEmitter<RunsElement | undefined | void>();
+  private readonly changed = new vscode.EventEmitter<RunsElement | RunsElement[] | undefined | void>();
   readonly onDidChangeTreeData = this.changed.event;
   model: RunsModel = { groups: [], active: 0, running: 0 };
   error: string | null = null;
 
   constructor(private readonly load: () => RunsModel | null) {}
 
+  /**
+   * Re-reads the records. When only rows' contents changed, the existing elements are
+   * updated in place and only they are redrawn: a context menu open on a row keeps its
+   * element (a whole-tree refresh would drop it while the menu is up).
+   */
   reload(): RunsModel {
+    const hadError = this.error;
+    let next: RunsModel;
     try {
-      this.model = this.load() ?? { groups: [], active: 0, running: 0 };
+      next = this.load() ?? { groups: [], active: 0, running: 0 };
       this.error = null;
     } catch (err) {
       this.error = errMessage(err);
+      this.changed.fire();
+      return this.model;
     }
-    this.changed.fire();
+    const shape = (m: RunsModel) => JSON.stringify(m.groups.map((g) => [g.name, g.jobs.map((j) => j.id)]));
+    if (hadError || shape(next) !== shape(this.model)) {
+      this.model = next;
+      this.changed.fire();
+      return this.model;
+    }
+    const dirty: RunsElement[] = [];
+    this.model.groups.forEach((g, i) => {
+      const n = next.groups[i]!;
+      const { jobs, ...rest } = n;
+      if (groupDescription(g) !== groupDescription(n)) dirty.push(g);
+      Object.assign(g, rest);
+      g.jobs.forEach((j, k) => {
+        const nj = jobs[k]!;
+        if (JSON.stringify(j) !== JSON.stringify(nj)) {
+          Object.assign(j, nj);
+          dirty.push(j);
+        }
+      });
+    });
+    this.model.active = next.active;
+    this.model.running = next.running;
+    if (dirty.length) this.changed.fire(dirty);
     return this.model;
   }
 
@@ -145,20 +176,38 @@ export function registerJobs(context: vscode.ExtensionContext, output: vscode.Lo
     }
   };
 
-  /** A terminal runs the profile's login once (ssh -N -f: it opens the shared connection and returns). */
+  /**
+   * A terminal runs the profile's login once (ssh -N -f: it asks for the password or code,
+   * opens the shared connection and returns). Done when batch calls get through, or when the
+   * terminal's process ends.
+   */
   const login = (profile: NamedProfile): Promise<void> => {
     loginOpen ??= (async () => {
-      const argv = engine().loginCommand(profile);
-      const term = vscode.window.createTerminal({ name: `Log in: ${profile.name}`, shellPath: argv[0]!, shellArgs: argv.slice(1), message: `EvoTrainer: log in to ${profile.host ?? profile.name}; jobs then share this connection.` });
+      const e = engine();
+      const argv = e.loginCommand(profile);
+      const where = profile.host ?? profile.name;
+      const term = vscode.window.createTerminal({ name: `Log in: ${profile.name}`, shellPath: argv[0]!, shellArgs: argv.slice(1), message: `EvoTrainer: log in to ${where}; jobs then share this connection.` });
       term.show();
-      void vscode.window.showInformationMessage(`EvoTrainer: ${profile.host ?? profile.name} needs a login by you. Log in in the terminal "${term.name}"; EvoTrainer retries when it closes.`);
-      await new Promise<void>((resolve) => {
-        const sub = vscode.window.onDidCloseTerminal((t) => {
-          if (t !== term) return;
-          sub.dispose();
-          resolve();
-        });
+      void vscode.window.showInformationMessage(`EvoTrainer: ${where} needs a login by you: log in in the terminal "${term.name}". EvoTrainer carries on when the connection is up.`);
+      let closed = false;
+      const sub = vscode.window.onDidCloseTerminal((t) => {
+        if (t === term) closed = true;
       });
+      try {
+        const deadline = Date.now() + 10 * 60_000;
+        for (;;) {
+          await new Promise((r) => setTimeout(r, 1_000));
+          if (stop.signal.aborted) throw new Error('the editor is closing');
+          if (term.exitStatus !== undefined || closed) {
+            if (await e.loginWorks(profile)) return;
+            throw new Error(`the login to ${where} did not complete (the terminal ended); run "EvoTrainer: Launch Job…" or the action again to retry`);
+          }
+          if (await e.loginWorks(profile)) return;
+          if (Date.now() > deadline) throw new Error(`no login to ${where} within 10 minutes; run the action again to retry`);
+        }
+      } finally {
+        sub.dispose();
+      }
     })().finally(() => {
       loginOpen = null;
     });
@@ -166,13 +215,18 @@ export function registerJobs(context: vscode.ExtensionContext, output: vscode.Lo
   };
 
   /** Runs an engine call; a login that needs a person opens the login terminal once, then it runs again. */
-  async function withLogin<T>(profile: () => NamedProfile | null, run: () => Promise<T>): Promise<T> {
+  async function withLogin<T>(profile: () => NamedProfile | null, run: () => Promise<T>, opts: { ask?: boolean } = {}): Promise<T> {
     try {
       return await run();
     } catch (err) {
       const p = needsLogin(err) ? profile() : null;
       if (!p || p.kind === 'local') throw err;
       output.warn(`${p.name}: ${errMessage(err)}`);
+      // A background watch asks first; an action the person just started logs in at once.
+      if (opts.ask && !loginOpen) {
+        const go = await vscode.window.showWarningMessage(`EvoTrainer: following the jobs on ${p.name} needs a login to ${p.host ?? p.name}.`, 'Log In');
+        if (go !== 'Log In') throw err;
+      }
       await login(p);
       return run();
     }
@@ -190,7 +244,7 @@ export function registerJobs(context: vscode.ExtensionContext, output: vscode.Lo
     } catch {
       /* the record vanished: the watch fails below and is dropped */
     }
-    void withLogin(() => profile, () => e.watchJob(r, id, { onState: () => refresh(), onOffline: (err) => output.warn(`${id}: ${err.message}; retrying (the job keeps running)`), signal: ctl.signal }))
+    void withLogin(() => profile, () => e.watchJob(r, id, { onState: () => refresh(), onOffline: (err) => output.warn(`${id}: ${err.message}; retrying (the job keeps running)`), signal: ctl.signal }), { ask: true })
       .then((final) => {
         output.info(`job ${id} ${final.state}${final.elapsedSeconds !== null ? ` after ${formatDuration(final.elapsedSeconds)}` : ''}`);
         if (final.failure) output.warn(`${id}: ${final.failure.message}. Next: ${final.failure.nextStep}`);
@@ -286,7 +340,8 @@ export function registerJobs(context: vscode.ExtensionContext, output: vscode.Lo
     if (!template) return;
     const profile = await vscode.window.showQuickPick(choices.profiles.map((p) => ({ label: p.name, description: `${p.description}${p.isDefault ? ' · default' : ''}` })), { title: `EvoTrainer: Launch Job (3/3) — where to run ${template.label} ${version.label}`, placeHolder: 'cluster profile' });
     if (!profile) return;
-    const req = { version: version.v.id, commit: version.v.commit, template: template.label, profile: profile.label, setting: setting() };
+    const key = `editor:${template.label}:${version.v.commit}:${profile.label}:${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+    const req = { version: version.v.id, commit: version.v.commit, template: template.label, profile: profile.label, setting: setting(), key };
     try {
       const rec = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `EvoTrainer: submitting ${template.label} ${version.label} to ${profile.label}…` }, () =>
         withLogin(() => e.profileNamed(r, req.setting, req.profile), () => e.launchJob(r, req)),

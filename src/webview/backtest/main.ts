@@ -19,6 +19,8 @@ const clean = (s: string, max = 20_000) => {
 };
 const mark = (p: boolean | null) => (p === true ? html`<span class="ok" title="passes">✓</span>` : p === false ? html`<span class="fail" title="fails">✗</span>` : html`<span class="warn" title="a person must judge">?</span>`);
 
+const CATEGORY: Record<string, string> = { validity: 'Validity (any failure rejects)', primary: 'Primary metric', target: 'Target: the success criterion', side_effect: 'Side effects', backtest: 'Backtest', evidence: 'Evidence' };
+
 @customElement('evo-backtest-app')
 export class BacktestApp extends LitElement {
   static override styles = css`
@@ -52,8 +54,9 @@ export class BacktestApp extends LitElement {
     .down { color: var(--vscode-charts-red); }
     .chip { display: inline-block; border-radius: 9px; padding: 0 7px; font-size: 0.85em; border: 1px solid currentColor; white-space: nowrap; }
     .chip.noise { color: var(--vscode-descriptionForeground); }
-    .chip.up { color: var(--vscode-charts-green); }
-    .chip.down { color: var(--vscode-charts-red); }
+    .good, .chip.good { color: var(--vscode-charts-green); }
+    .bad, .chip.bad { color: var(--vscode-charts-red); }
+    .ci { white-space: nowrap; }
     .big { font-size: 1.3em; font-weight: 600; font-variant-numeric: tabular-nums; }
     dl { display: grid; grid-template-columns: max-content 1fr; gap: 3px 12px; margin: 0; }
     dt { color: var(--vscode-descriptionForeground); }
@@ -61,11 +64,11 @@ export class BacktestApp extends LitElement {
     a.rollout { cursor: pointer; color: var(--vscode-textLink-foreground); margin-right: 6px; font-variant-numeric: tabular-nums; }
     a.rollout:hover, a.rollout:focus { color: var(--vscode-textLink-activeForeground); text-decoration: underline; }
     .task { max-width: 38em; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-    svg { display: block; width: 100%; max-width: 640px; height: auto; }
+    svg { display: block; width: 100%; max-width: 560px; height: auto; }
     .bar-before { fill: var(--vscode-descriptionForeground); opacity: 0.55; }
     .bar-after { fill: var(--vscode-charts-blue, var(--vscode-focusBorder)); }
     .axis { stroke: var(--vscode-panel-border, #8888); }
-    .tick { fill: var(--vscode-descriptionForeground); font-size: 10px; font-family: var(--vscode-font-family); }
+    .tick { fill: var(--vscode-descriptionForeground); font-size: 11px; font-family: var(--vscode-font-family); }
     .legend { display: flex; gap: 14px; font-size: 0.9em; color: var(--vscode-descriptionForeground); margin-top: 4px; }
     .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
     .swatch.before { background: var(--vscode-descriptionForeground); opacity: 0.55; }
@@ -74,6 +77,8 @@ export class BacktestApp extends LitElement {
     .actions { display: flex; gap: 8px; margin-top: 14px; flex-wrap: wrap; }
     .error { color: var(--vscode-errorForeground); overflow-wrap: anywhere; }
     .loading { display: flex; gap: 10px; align-items: center; }
+    h3 { font-size: 0.9em; font-weight: 600; margin: 8px 0 2px; color: var(--vscode-descriptionForeground); }
+    h3:first-of-type { margin-top: 0; }
   `;
 
   @state() private view: ResultState = host.initialState<ResultState>();
@@ -112,21 +117,24 @@ export class BacktestApp extends LitElement {
     return html`<table data-testid=${testid}>
       <tr><th>metric</th><th class="num">before</th><th class="num">after</th><th>Δ and its interval</th><th></th></tr>
       ${rows.map((r) => {
-        const cls = r.withinNoise || r.n === 0 ? 'noise' : r.direction;
-        const chip = r.n === 0 ? 'no data' : r.withinNoise ? 'within noise' : r.direction === 'up' ? 'up' : 'down';
+        if (r.n === 0) return html`<tr><td>${r.name}</td><td class="num">${num(r.before)}</td><td class="num">${num(r.after)}</td><td class="meta">no task has values on both sides</td><td><span class="chip noise">no data</span></td></tr>`;
+        // Colour says good or bad news: a dead-group share going down is good.
+        const good = r.direction === 'none' ? '' : (r.direction === 'up') === r.higherIsBetter ? 'good' : 'bad';
+        const chip = r.withinNoise ? 'within noise' : `${r.direction} · ${good === 'good' ? 'better' : 'worse'}`;
+        const deltaClass = r.withinNoise || r.delta === null || r.delta === 0 ? '' : (r.delta > 0) === r.higherIsBetter ? 'good' : 'bad';
         return html`<tr>
           <td>${r.name}</td><td class="num">${num(r.before)}</td><td class="num">${num(r.after)}</td>
-          <td><span class=${r.withinNoise ? '' : r.direction}>${signed(r.delta)}</span> <span class="meta">[${signed(r.ci[0])}, ${signed(r.ci[1])}] ${Math.round(r.confidence * 100)}% · ${r.n} tasks${r.pValue !== null ? ` · p=${r.pValue.toFixed(3)}` : ''}</span></td>
-          <td><span class="chip ${cls}" title=${r.label}>${chip}</span></td>
+          <td><span class=${deltaClass}>${signed(r.delta)}</span> <span class="meta ci">[${signed(r.ci[0])}, ${signed(r.ci[1])}] ${Math.round(r.confidence * 100)}% · ${r.n} tasks${r.pValue !== null ? ` · p=${r.pValue.toFixed(3)}` : ''}</span></td>
+          <td><span class="chip ${r.withinNoise ? 'noise' : good}" title=${r.label}>${chip}</span></td>
         </tr>`;
       })}
     </table>`;
   }
 
   private histogram(h: NonNullable<BacktestView['stats']>['histogram']): TemplateResult {
-    const W = 600;
-    const H = 150;
-    const pad = 22;
+    const W = 360;
+    const H = 170;
+    const pad = 24;
     const bw = (W - 2 * pad) / h.before.length;
     const y = (n: number) => ((H - pad - 6) * n) / h.max;
     const edge = (i: number) => h.edges[0] + ((h.edges[1] - h.edges[0]) * i) / h.before.length;
@@ -135,7 +143,7 @@ export class BacktestApp extends LitElement {
         ${h.after.map((n, i) => svg`<rect class="bar-after" x=${pad + i * bw + bw / 2} y=${H - pad - y(n)} width=${bw / 2 - 2} height=${y(n)}><title>after: ${n} rollouts in [${num(edge(i), 2)}, ${num(edge(i + 1), 2)})</title></rect>`)}
         <line class="axis" x1=${pad} y1=${H - pad} x2=${W - pad} y2=${H - pad}></line>
         ${[0, 5, 10].map((i) => svg`<text class="tick" x=${pad + i * bw} y=${H - 6} text-anchor=${i === 0 ? 'start' : i === 10 ? 'end' : 'middle'}>${num(edge(i), 2)}</text>`)}
-        <text class="tick" x=${pad} y="10">${h.max}</text>
+        <text class="tick" x="2" y="12">${h.max} rollouts</text>
       </svg>
       <div class="legend"><span><span class="swatch before"></span>before (mean ${num(h.meanBefore)})</span><span><span class="swatch after"></span>after (mean ${num(h.meanAfter)})</span></div>`;
   }
@@ -199,7 +207,7 @@ export class BacktestApp extends LitElement {
               </table>
             </section>
             <section data-testid="result-flips">
-              <h2>Tasks whose mean score moved (${s.flips.length}${s.flips.length >= 20 ? '+' : ''})</h2>
+              <h2>Tasks whose mean score moved (${s.flips.length >= 50 ? '50+' : s.flips.length}${s.flips.length > 20 ? ', the 20 largest moves' : ''})</h2>
               ${s.flips.length
                 ? html`<table>
                     <tr><th>task</th><th class="num">before</th><th class="num">after</th><th>rollouts (open in the Failure Explorer)</th></tr>
@@ -233,7 +241,7 @@ export class BacktestApp extends LitElement {
       </div>
       <section data-testid="gate-checks">
         <h2>Every reason</h2>
-        ${categories.map((cat) => html`<div class="meta">${cat}</div>${this.checks(g.checks.filter((c) => (c.category ?? '') === cat))}`)}
+        ${categories.map((cat) => html`<h3>${CATEGORY[cat] ?? cat}</h3>${this.checks(g.checks.filter((c) => (c.category ?? '') === cat))}`)}
       </section>
       ${g.intervals.length ? html`<section><h2>Comparisons (paired by task)</h2>${this.intervals(g.intervals, 'gate-intervals')}</section>` : nothing}
       <div class="actions">

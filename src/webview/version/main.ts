@@ -45,7 +45,7 @@ export class VersionApp extends LitElement {
     li { margin: 2px 0; }
     .error { color: var(--vscode-errorForeground); }
     .warn { color: var(--vscode-charts-yellow); }
-    .verdict { text-transform: uppercase; letter-spacing: 0.03em; }
+    .verdict { letter-spacing: 0.02em; }
     .verdict.pass, .verdict.promote { color: var(--vscode-charts-green); }
     .verdict.fail, .verdict.reject { color: var(--vscode-charts-red); }
     .verdict.not_replayable, .verdict.needs_human { color: var(--vscode-charts-yellow); }
@@ -111,9 +111,14 @@ export class VersionApp extends LitElement {
               ${v.backtest.figures.length ? html`<dl class="figures">${v.backtest.figures.map((f) => html`<dt>${f.label}</dt><dd>${f.value}</dd>`)}</dl>` : nothing}
               ${v.backtest.reasons.length ? html`<ul class="reasons">${v.backtest.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : nothing}
               <div class="meta">${v.backtest.source ? `${v.backtest.source} · ` : ''}${when(v.backtest.at)}</div>
-              ${v.backtest.hasReport ? html`<div class="actions"><vscode-button secondary data-testid="version-open-backtest" @click=${() => host.send(RunVersionActionCommand, { action: 'showBacktest' })}>Open Backtest Diff</vscode-button></div>` : nothing}`
+`
           : html`<span class="meta">No backtest yet.</span>`}
-        ${canBacktest ? html`<div class="actions"><vscode-button ?secondary=${Boolean(v.backtest)} data-testid="version-run-backtest" @click=${() => host.send(RunVersionActionCommand, { action: 'backtest' })}>${v.backtest ? 'Backtest Again' : 'Backtest…'}</vscode-button></div>` : nothing}
+        ${v.backtest?.hasReport || canBacktest
+          ? html`<div class="actions">
+              ${v.backtest?.hasReport ? html`<vscode-button secondary data-testid="version-open-backtest" @click=${() => host.send(RunVersionActionCommand, { action: 'showBacktest' })}>Open Backtest Diff</vscode-button>` : nothing}
+              ${canBacktest ? html`<vscode-button ?secondary=${Boolean(v.backtest)} data-testid="version-run-backtest" @click=${() => host.send(RunVersionActionCommand, { action: 'backtest' })}>${v.backtest ? 'Backtest Again' : 'Backtest'}</vscode-button>` : nothing}
+            </div>`
+          : nothing}
       </section>
       <section class=${v.gate ? '' : 'empty'} data-testid="version-gate">
         <h2>Gate decision</h2>
@@ -121,7 +126,7 @@ export class VersionApp extends LitElement {
           ? html`<div><b class="verdict ${v.gate.decision}">${v.gate.decision === 'needs_human' ? 'needs a person' : v.gate.decision}</b> by ${v.gate.by} <span class="meta">${when(v.gate.at)}</span></div>
               ${v.gate.reasons.map((r) => html`<div class="reason"><span class=${r.passed === true ? 'ok' : r.passed === false ? 'fail' : 'warn'}>${r.passed === true ? '✓' : r.passed === false ? '✗' : '?'}</span><span><b>${r.check}</b>: ${r.detail}</span></div>`)}`
           : html`<span class="meta">Not gated yet.</span>`}
-        ${!decided && v.parent ? html`<div class="actions"><vscode-button secondary data-testid="version-run-gate" @click=${() => host.send(RunVersionActionCommand, { action: 'gate' })}>${v.gate ? 'Gate Again' : 'Gate…'}</vscode-button></div>` : nothing}
+        ${!decided && v.parent ? html`<div class="actions"><vscode-button secondary data-testid="version-run-gate" @click=${() => host.send(RunVersionActionCommand, { action: 'gate' })}>${v.gate ? 'Gate Again' : 'Gate'}</vscode-button></div>` : nothing}
       </section>
       <section class=${v.metrics.length ? '' : 'empty'} data-testid="version-metrics">
         <h2>Metrics</h2>

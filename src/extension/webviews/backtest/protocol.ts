@@ -19,6 +19,8 @@ export interface Interval {
   pValue: number | null;
   withinNoise: boolean;
   direction: 'up' | 'down' | 'none';
+  /** For colour: a dead-group share going down is good news. */
+  higherIsBetter: boolean;
   /** "+0.031 [+0.012, +0.050] (95%, 983 tasks)" or "… within noise". */
   label: string;
 }

@@ -18,14 +18,14 @@ export class ResultPanel {
   private static readonly open = new Map<string, ResultPanel>();
   private state: ResultState;
 
-  static show(host: ResultPanelHost, key: string, state: ResultState, column: vscode.ViewColumn = vscode.ViewColumn.Active): ResultPanel {
+  static show(host: ResultPanelHost, key: string, state: ResultState, column: vscode.ViewColumn = vscode.ViewColumn.Active, preserveFocus = false): ResultPanel {
     let p = ResultPanel.open.get(key);
     if (!p) {
-      const panel = vscode.window.createWebviewPanel('evotrainer.result', state.title, { viewColumn: column, preserveFocus: false }, { retainContextWhenHidden: true });
+      const panel = vscode.window.createWebviewPanel('evotrainer.result', state.title, { viewColumn: column, preserveFocus }, { retainContextWhenHidden: true });
       panel.iconPath = vscode.Uri.joinPath(host.context.extensionUri, 'media', 'evotrainer.svg');
       p = new ResultPanel(new WebviewController<ResultState>(panel, host.context.extensionUri, { app: 'backtest', title: state.title, initialState: state, log: host.output }), host, key, state);
       ResultPanel.open.set(key, p);
-    } else p.controller.panel.reveal(undefined, false);
+    } else p.controller.panel.reveal(undefined, preserveFocus);
     p.update(state);
     return p;
   }

@@ -2,6 +2,7 @@
 import type { BacktestReport } from '../../../core/backtest/backtest';
 import type { GateReport } from '../../../core/backtest/gate';
 import type { PairedComparison } from '../../../core/backtest/stats';
+import { metricByName } from '../../../core/diagnose/catalog';
 import type { HumanGate } from '../../../core/evolve/loop';
 import type { BacktestView, GateView, HumanGateView, Interval } from './protocol';
 
@@ -11,13 +12,13 @@ export const finite = (x: number | null | undefined): number | null => (typeof x
 const signed = (x: number | null, digits = 3) => (x === null ? 'n/a' : `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(digits)}`);
 
 /** One paired comparison, labelled the way a person reads it: the interval decides, not the mean. */
-export function interval(name: string, c: PairedComparison): Interval {
+export function interval(name: string, c: PairedComparison, higherIsBetter = true): Interval {
   const ci: [number | null, number | null] = [finite(c.ci[0]), finite(c.ci[1])];
   const delta = finite(c.delta);
   const conf = Math.round(c.confidence * 100);
   const tail = c.n === 0 ? 'no task has a value on both sides' : `${signed(delta)} [${signed(ci[0])}, ${signed(ci[1])}] (${conf}% CI, ${c.n} task${c.n === 1 ? '' : 's'}${c.pValue !== null ? `, p=${c.pValue.toFixed(3)}` : ''})`;
   const verdict = c.n === 0 ? '' : c.withinNoise ? ' — within noise' : c.direction === 'up' ? ' — up beyond noise' : ' — down beyond noise';
-  return { name, before: finite(c.before), after: finite(c.after), delta, ci, confidence: c.confidence, n: c.n, pValue: c.pValue, withinNoise: c.withinNoise, direction: c.direction, label: `${tail}${verdict}` };
+  return { name, before: finite(c.before), after: finite(c.after), delta, ci, confidence: c.confidence, n: c.n, pValue: c.pValue, withinNoise: c.withinNoise, direction: c.direction, higherIsBetter, label: `${tail}${verdict}` };
 }
 
 export function backtestView(r: BacktestReport): BacktestView {
@@ -40,7 +41,7 @@ export function backtestView(r: BacktestReport): BacktestView {
           groups: s.groups,
           tasks: s.tasks,
           errors: { before: s.errors.before, after: s.errors.after, examples: s.errors.examples.map((e) => ({ ...e })) },
-          intervals: [interval('score (mean per task)', s.scores.comparison), interval('dead-group share (per task)', s.deadGroups.comparison), interval('effective data share (per task)', s.effectiveData.comparison)],
+          intervals: [interval('score (mean per task)', s.scores.comparison), interval('dead-group share (per task)', s.deadGroups.comparison, false), interval('effective data share (per task)', s.effectiveData.comparison)],
           histogram: {
             edges: [finite(s.scores.edges[0]) ?? 0, finite(s.scores.edges[1]) ?? 0],
             before: [...s.scores.before.bins],
@@ -62,13 +63,18 @@ export function backtestView(r: BacktestReport): BacktestView {
   };
 }
 
+/** Whether a rise of the metric is good news: the catalog says, else shares and ratios (leaks, dead groups) are bad news. */
+function higherIsBetter(name: string): boolean {
+  return metricByName(name)?.higherIsBetter ?? !/share|ratio|violation/.test(name);
+}
+
 export function gateView(r: GateReport, state: string): GateView {
   return {
     version: r.version,
     baseline: r.baseline,
     decision: r.decision,
     checks: r.checks.map((c) => ({ check: c.check, category: c.category, passed: c.passed, detail: c.detail })),
-    intervals: Object.entries(r.comparisons).map(([k, c]) => interval(k, c)),
+    intervals: Object.entries(r.comparisons).map(([k, c]) => interval(k, c, higherIsBetter(k === 'honest_pass_rate' ? 'pass_rate' : k))),
     evalRollouts: r.evalRollouts ?? null,
     decidedAt: r.decidedAt,
     state,
