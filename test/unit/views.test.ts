@@ -201,7 +201,8 @@ describe('version documents and evidence', () => {
       parent,
       'v2',
     );
-    assert.deepEqual(s.backtest, { summary: '45% of dead groups regain variance', source: 'bt.json', at: 't1' });
+    // An evidence file written by hand (no engine report): its summary, no verdict or figures.
+    assert.deepEqual(s.backtest, { summary: '45% of dead groups regain variance', source: 'bt.json', at: 't1', verdict: null, against: null, kinds: [], reasons: [], figures: [], hasReport: false });
     assert.equal(s.gate?.decision, 'promote');
     assert.equal(s.gate?.at, 't3');
     assert.equal(s.isPromoted, true);
