@@ -8,14 +8,8 @@ import { promoteVersion, rejectVersion } from '../../core/harness/versions';
 import type { Harness } from '../../core/harness/repo';
 import { defaultStorePath, RolloutStore } from '../../core/store/store';
 import { UsageError } from '../args';
-import { flagString, out, type Command } from '../command';
+import { flagString, out, positiveFlag, versionArg, type Command } from '../command';
 import { harnessOf, HARNESS_FLAG, JSON_FLAG } from './harness/common';
-
-const versionArg = (positionals: string[], cmd: string): string => {
-  const [v, extra] = positionals;
-  if (!v || extra || !/^v\d+$/.test(v)) throw new UsageError(`${cmd} needs one version id like v3`);
-  return v;
-};
 
 /** `version=v1,split=train,run=R,steps=1:5,limit=1000` */
 export function parseSelector(text: string): Scope & { limit?: number } {
@@ -72,12 +66,7 @@ export const backtest: Command = {
   },
   async run(flags, positionals) {
     const id = versionArg(positionals, 'backtest');
-    const num = (name: string) => {
-      const v = flagString(flags, name);
-      if (v === undefined) return undefined;
-      if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0) throw new UsageError(`--${name} must be a positive number`);
-      return Number(v);
-    };
+    const num = (name: string) => positiveFlag(flags, name);
     const selector = flagString(flags, 'rollouts');
     return withHarnessStore(flags, async (h, store) => {
       const on = flagString(flags, 'on');

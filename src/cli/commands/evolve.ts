@@ -8,15 +8,8 @@ import { resolveProfile } from '../../core/jobs';
 import { LLM_ENV, openAiChatFromEnv } from '../../core/llm';
 import { defaultStorePath, RolloutStore } from '../../core/store/store';
 import { UsageError } from '../args';
-import { flagString, out, type Command } from '../command';
+import { flagString, out, positiveFlag, type Command } from '../command';
 import { harnessOf, HARNESS_FLAG, JSON_FLAG } from './harness/common';
-
-function positive(flags: Record<string, string | boolean>, name: string): number | undefined {
-  const v = flagString(flags, name);
-  if (v === undefined) return undefined;
-  if (!/^\d+(\.\d+)?$/.test(v) || Number(v) <= 0) throw new UsageError(`--${name} must be a positive number`);
-  return Number(v);
-}
 
 export function parseAnswer(words: string[]): GateAnswer {
   const [a, ...rest] = words;
@@ -104,7 +97,7 @@ export const evolveCommand: Command = {
         proposer,
         skillDirs,
         profile: resolveProfile(manifest.clusters, flagString(flags, 'profile'), manifest.cluster),
-        budget: { rounds: positive(flags, 'rounds'), versions: positive(flags, 'versions'), wallMinutes: positive(flags, 'wall-minutes'), gpuHours: positive(flags, 'gpu-hours') },
+        budget: { rounds: positiveFlag(flags, 'rounds', true), versions: positiveFlag(flags, 'versions', true), wallMinutes: positiveFlag(flags, 'wall-minutes'), gpuHours: positiveFlag(flags, 'gpu-hours') },
         ask: terminalAsk(),
         log,
       });

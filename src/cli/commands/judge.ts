@@ -4,15 +4,12 @@ import { loadRubric, runJudge, type JudgeRun } from '../../core/diagnose/judges'
 import { findHarnessRoot } from '../../core/harness/locate';
 import { LLM_ENV, openAiChatFromEnv } from '../../core/llm/openai';
 import { UsageError } from '../args';
-import { flagString, out, type Command } from '../command';
+import { flagString, out, positiveFlag, type Command } from '../command';
 import { SCOPE_FLAGS, scopeFromFlags } from '../scope';
 import { STORE_FLAG, withStore } from '../store';
 
 export function positiveInt(flags: Record<string, string | boolean>, name: string): number | undefined {
-  const v = flagString(flags, name);
-  if (v === undefined) return undefined;
-  if (!/^\d+$/.test(v) || Number(v) < 1) throw new UsageError(`--${name} must be a positive whole number, got "${v}"`);
-  return Number(v);
+  return positiveFlag(flags, name, true);
 }
 
 /** The rubric: a path, or a name under diagnostics/judges/ of the harness here. */

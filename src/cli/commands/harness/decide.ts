@@ -1,13 +1,7 @@
 import { promoteVersion, rejectVersion } from '../../../core/harness/versions';
 import { UsageError } from '../../args';
-import { flagString, out, type Command } from '../../command';
+import { flagString, out, versionArg, type Command } from '../../command';
 import { harnessOf, HARNESS_FLAG, JSON_FLAG } from './common';
-
-const versionArg = (positionals: string[], cmd: string): string => {
-  const [v, extra] = positionals;
-  if (!v || extra || !/^v\d+$/.test(v)) throw new UsageError(`${cmd} needs one version id like v3`);
-  return v;
-};
 
 export const promote: Command = {
   summary: 'run the promotion gate on an evaluated version and move evo/promoted to it',
