@@ -189,7 +189,6 @@ export function localRunner(o: Pick<BacktestOptions, 'python' | 'workers' | 'tim
 interface SideResult {
   scores: ReturnType<typeof scoreOf>[];
   filtered: boolean[];
-  hasReward: boolean;
 }
 
 /** Scores every rollout with one version's reward, then applies its filters. */
@@ -237,7 +236,7 @@ async function runSide(tree: Tree, m: Manifest, rollouts: CachedRollout[], prefi
       });
     }
   }
-  return { scores, filtered, hasReward: reward !== null || given !== undefined };
+  return { scores, filtered };
 }
 
 const NEEDS: Record<string, string> = {
@@ -252,7 +251,7 @@ function needsFor(paths: string[]): string {
   return [...new Set(parts)].join('; ');
 }
 
-async function replayMetrics(h: Harness, store: RolloutStore, tree: Tree, changed: string[], entries: Map<string, LedgerEntry>): Promise<MetricReplay[]> {
+async function replayMetrics(store: RolloutStore, tree: Tree, changed: string[], entries: Map<string, LedgerEntry>): Promise<MetricReplay[]> {
   const files = changed.filter((p) => p.startsWith('diagnostics/metrics/'));
   if (!files.length) return [];
   const versions = [...entries.values()].sort((a, b) => versionNumber(a.id) - versionNumber(b.id));
@@ -282,7 +281,6 @@ async function replayMetrics(h: Harness, store: RolloutStore, tree: Tree, change
     }
     out.push({ metric: name, file, perVersion: rows, separates, detail });
   }
-  void h;
   return out;
 }
 
@@ -374,7 +372,7 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
       }
       if (verdict === 'pass') reasons.push(`all ${stats.invariants.length} invariant(s) hold`);
     }
-    const metricReplays = diagChanged ? await replayMetrics(h, store, newTree, changed, ledger.entries) : [];
+    const metricReplays = diagChanged ? await replayMetrics(store, newTree, changed, ledger.entries) : [];
     for (const r of metricReplays) {
       if (r.separates === false) {
         verdict = 'fail';

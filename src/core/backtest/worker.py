@@ -133,16 +133,6 @@ def load(msg):
     FUNCS[msg["name"]] = (msg["kind"], fn)
 
 
-def call_one(kind, fn, item):
-    if kind == "verl":
-        return fn(item.get("data_source"), item.get("solution_str"), item.get("ground_truth"), item.get("extra_info"))
-    if kind == "group":
-        return bool(fn(item))
-    if kind == "trajectory":
-        return bool(fn(item))
-    raise ValueError("unknown kind %s" % kind)
-
-
 def run_batch(msg):
     kind, fn = FUNCS[msg["name"]]
     items = msg["items"]

@@ -4,7 +4,8 @@ import { recordBacktest, runBacktest } from '../backtest/backtest';
 import { formatGate, recordGate, runGate, HONEST_SUFFIX } from '../backtest/gate';
 import { computeHealth, computeSeries, type HealthReport } from '../diagnose/health';
 import { computeUserMetrics, parseUserMetric } from '../diagnose/userDiagnostics';
-import { gitOut } from '../harness/git';
+import { analyzeChanges } from '../harness/changes';
+import { git, gitOut } from '../harness/git';
 import { evaluateRules } from '../diagnose/rules';
 import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from '../harness/evidence';
 import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo';
@@ -167,10 +168,10 @@ export class Evolution {
 
   private async human(gate: HumanGateKind, version: string | null, summary: string, evidence: string): Promise<GateAnswer> {
     if (this.autonomy !== 'human_gated') return { answer: 'APPROVE' };
-    const manifest = await manifestAt(this.h, (await readLedger(this.h)).promoted!.commit);
+    const ledger = await readLedger(this.h);
+    const manifest = await manifestAt(this.h, ledger.promoted!.commit);
     if (manifest.gates && manifest.gates[gate] === false) return { answer: 'APPROVE' };
     // Round gates are named after the version the round will make; a REVISE asks again under the next name.
-    const ledger = await readLedger(this.h);
     const base = version ? `${version}-${gate}` : `before-v${Math.max(-1, ...[...ledger.entries.keys()].map(versionNumber)) + 1}-${gate}`;
     let id = base;
     for (let k = 2; ; k++) {
@@ -268,7 +269,6 @@ export class Evolution {
         writeFileSync(file, JSON.stringify(obj, null, 2) + '\n');
       }
     } else {
-      const { git } = await import('../harness/git');
       const patch = path.join(this.h.root, '.evotrainer', 'patches', `${v.entry.id}.patch`);
       mkdirSync(path.dirname(patch), { recursive: true });
       writeFileSync(patch, p.change.diff.endsWith('\n') ? p.change.diff : p.change.diff + '\n');
@@ -288,7 +288,6 @@ export class Evolution {
   private async distil(e: LedgerEntry, trigger: string): Promise<void> {
     try {
       const { skill, created } = await recordSkill(this.h, { from: e.id, category: CATEGORY[e.layer] ?? 'reward_design', trigger, library: this.o.skillDirs?.[0] });
-      const { analyzeChanges } = await import('../harness/changes');
       const keys = (await analyzeChanges(this.h, e.base, e.commit, null)).keys.filter((k) => /\.json$/.test(k.file)).map((k): KeySet => ({ file: k.file, key: k.key, value: k.after }));
       if (keys.length && !skill.record.intervention.parameters.set) {
         const record = { ...skill.record, intervention: { ...skill.record.intervention, parameters: { ...skill.record.intervention.parameters, set: keys } } };
