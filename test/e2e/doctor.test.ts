@@ -10,6 +10,9 @@ import { startScriptedLlm, type ScriptedLlm } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 describe('real VS Code (code-server in Chromium)', () => {
   let server: CodeServer;
   let browser: Browser;
@@ -23,7 +26,6 @@ describe('real VS Code (code-server in Chromium)', () => {
     mkdirSync(workspace);
     writeFileSync(path.join(workspace, 'evotrainer.yaml'), 'name: e2e-harness\ndomain: swe\n');
     // The real SWE trajectories, imported with the CLI into the harness's own store.
-    requireSharedData();
     const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', path.join(sweDir, 'trajs'), '--run', 'swe'], { cwd: workspace, encoding: 'utf8' });
     assert.equal(imported.status, 0, imported.stderr);
     // The judge's model: a scripted OpenAI-compatible server on 127.0.0.1, a stand-in for a hosted LLM.

@@ -9,6 +9,9 @@ import { HUGE_LINE_END, IMG_TEXT, SCRIPT_TEXT, writeHostileTrajectory } from '..
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 const cli = path.join(repoRoot, 'bin', 'evotrainer.js');
 const app = 'evo-explorer-app';
 
@@ -64,7 +67,6 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
     mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
     writeFileSync(path.join(workspace, 'evotrainer.yaml'), 'name: e2e-explorer\ndomain: swe\n');
     writeFileSync(settings, JSON.stringify({ 'workbench.colorTheme': 'Default Dark Modern' }));
-    requireSharedData();
     const hostile = path.join(home, 'hostile');
     writeHostileTrajectory(hostile);
     for (const [p, run] of [[path.join(sweDir, 'trajs'), 'swe'], [path.join(hostile, 'trajs'), 'hostile']] as const) {

@@ -6,13 +6,15 @@ import { before, describe, it } from 'node:test';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
 
 describe('evotrainer health / diagnose in a harness (built CLI)', () => {
   const harness = tempDir('evotrainer-health-cli-');
   const cli = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: harness });
   before(() => {
-    requireSharedData();
     writeFileSync(path.join(harness, 'evotrainer.yaml'), 'name: h\ndomain: swe\n');
     assert.equal(cli(['import', path.join(sweDir, 'trajs'), '--run', 'swe']).status, 0);
   });
