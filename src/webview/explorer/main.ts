@@ -8,7 +8,6 @@ import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { customElement, query, state } from 'lit/decorators.js';
 import { guard } from 'lit/directives/guard.js';
 import { repeat } from 'lit/directives/repeat.js';
-import { styleMap } from 'lit/directives/style-map.js';
 import {
   ExplorerStateNotification,
   MoreTextCommand,
@@ -31,6 +30,7 @@ import {
 } from '../../extension/webviews/explorer/protocol';
 import { ansiSegments, diffLines, formatChars, formatCount, type Segment } from './text';
 import { ExplorerHost } from './transport';
+import { cssProps } from '../shared/style';
 
 const host = new ExplorerHost();
 const ROW_H = 24;
@@ -353,7 +353,7 @@ export class ExplorerApp extends LitElement {
           @click=${() => this.setQuery({ ...this.view.filter, failureMode: selected === b.mode ? undefined : b.mode })}
         >
           <span class="name">${label(b.mode)}</span>
-          <span class="track"><div class="bar ${b.mode === 'success' ? 'success' : ''}" style=${styleMap({ width: `${(100 * b.count) / max}%` })}></div></span>
+          <span class="track"><div class="bar ${b.mode === 'success' ? 'success' : ''}" data-count=${b.count} ${cssProps({ width: `${(100 * b.count) / max}%` })}></div></span>
           <span class="meta num">${formatCount(b.count)}</span>
         </button>`,
       )}
@@ -439,8 +439,8 @@ export class ExplorerApp extends LitElement {
     return html`<div class="table ${this.openId !== null ? 'compact' : ''}" role="table" aria-rowcount=${this.total}>
       ${this.header()}
       <div class="viewport" data-testid="explorer-viewport" @scroll=${this.onScroll}>
-        <div class="spacer" style=${styleMap({ height: `${this.total * ROW_H}px` })}></div>
-        <div class="rows" style=${styleMap({ transform: `translateY(${first * ROW_H}px)` })}>${rows}</div>
+        <div class="spacer" ${cssProps({ height: `${this.total * ROW_H}px` })}></div>
+        <div class="rows" ${cssProps({ transform: `translateY(${first * ROW_H}px)` })}>${rows}</div>
       </div>
     </div>`;
   }
