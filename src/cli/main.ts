@@ -14,7 +14,7 @@ import { view } from './commands/view';
 
 declare const EVOTRAINER_VERSION: string;
 
-const commands: Record<string, Command> = {
+export const commands: Record<string, Command> = {
   doctor,
   import: importCommand,
   rollouts,
