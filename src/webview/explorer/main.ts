@@ -131,6 +131,9 @@ export class ExplorerApp extends LitElement {
     .dl.hunk { color: var(--vscode-charts-purple, var(--vscode-textLink-foreground)); }
     .dl.meta { color: var(--vscode-descriptionForeground); font-weight: 600; }
     .ctrl { color: var(--vscode-descriptionForeground); font-style: italic; }
+    /* "Show more (10.4 M characters left of …)" wraps in a narrow pane rather than overflow it. */
+    vscode-button.more { max-width: 100%; }
+    vscode-button.more::part(base) { white-space: normal; height: auto; }
     .ansi-bold { font-weight: 700; } .ansi-dim { opacity: 0.7; } .ansi-italic { font-style: italic; } .ansi-underline { text-decoration: underline; }
     .ansi-fg-0 { color: var(--vscode-terminal-ansiBlack); } .ansi-fg-1 { color: var(--vscode-terminal-ansiRed); } .ansi-fg-2 { color: var(--vscode-terminal-ansiGreen); } .ansi-fg-3 { color: var(--vscode-terminal-ansiYellow); }
     .ansi-fg-4 { color: var(--vscode-terminal-ansiBlue); } .ansi-fg-5 { color: var(--vscode-terminal-ansiMagenta); } .ansi-fg-6 { color: var(--vscode-terminal-ansiCyan); } .ansi-fg-7 { color: var(--vscode-terminal-ansiWhite); }
@@ -501,7 +504,7 @@ export class ExplorerApp extends LitElement {
     if (!c) return nothing;
     const left = c.length - c.end;
     return html`<pre class="text" data-testid=${testid}>${this.segments(key, c).map((s) => (s.classes ? html`<span class=${s.classes}>${s.text}</span>` : s.text))}</pre>
-      ${left > 0 ? html`<vscode-button secondary data-testid="more-${testid}" @click=${() => this.more(part)}>Show more (${formatChars(left)} left of ${formatChars(c.length)})</vscode-button>` : nothing}`;
+      ${left > 0 ? html`<vscode-button secondary class="more" data-testid="more-${testid}" @click=${() => this.more(part)}>Show more (${formatChars(left)} left of ${formatChars(c.length)})</vscode-button>` : nothing}`;
   }
 
   private textBlock(testid: string, part: TextPart, title: string) {
@@ -514,7 +517,7 @@ export class ExplorerApp extends LitElement {
     return html`<div class="diff" data-testid="diff">
       <h2>Submitted diff</h2>
       <pre>${diffLines(c.text).map((l) => html`<span class="dl ${l.kind}">${l.text || ' '}</span>`)}</pre>
-      ${left > 0 ? html`<vscode-button secondary data-testid="more-diff" @click=${() => this.more({ kind: 'diff' })}>Show more (${formatChars(left)} left)</vscode-button>` : nothing}
+      ${left > 0 ? html`<vscode-button secondary class="more" data-testid="more-diff" @click=${() => this.more({ kind: 'diff' })}>Show more (${formatChars(left)} left)</vscode-button>` : nothing}
     </div>`;
   }
 }
