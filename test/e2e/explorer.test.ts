@@ -100,7 +100,11 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
     await page.screenshot({ path: path.join(resultsDir, 'explorer-first-paint.png') });
     await assertBarsProportional(frame, '[data-testid="explorer-histogram"] .bar');
     assert.deepEqual(csp, []);
-    await atWebviewWidth(page, frame, 'explorer', () => assertBarsProportional(frame, '[data-testid="explorer-histogram"] .bar'));
+    await atWebviewWidth(page, frame, 'explorer', async () => {
+      await assertBarsProportional(frame, '[data-testid="explorer-histogram"] .bar');
+      const cut = await frame.locator(`${app} .thead .th`).evaluateAll((els) => els.filter((e) => getComputedStyle(e).display !== 'none' && e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
+      assert.deepEqual(cut, [], 'no column header cut off at 600 px');
+    });
     // Only the visible rows are in the DOM.
     assert.ok((await frame.locator('[data-row]').count()) < 80);
     await frame.locator('[data-testid="bar-format_error_loop"]').click();
@@ -211,11 +215,19 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
         if (scheme === 'dark') assert.ok(lum(colors.bg) < 60, colors.bg);
         else assert.ok(lum(colors.bg) > 200, colors.bg);
         await p.screenshot({ path: path.join(resultsDir, `view-browser-${scheme}.png`) });
-        await assertBarsProportional(p.mainFrame(), '[data-testid="explorer-histogram"] .bar');
         assert.deepEqual(errors, []);
         assert.deepEqual(violations, []);
         await p.close();
       }
+      // Unfiltered, 600 px wide: the whole histogram, each bar as its count says on first paint.
+      const p = await browser.newPage({ viewport: { width: 600, height: 900 } });
+      const violations = watchCspViolations(p);
+      await p.goto(url.split('?')[0]!);
+      await p.locator('[data-testid="explorer-histogram"] .bar').first().waitFor({ timeout: 30_000 });
+      await p.screenshot({ path: path.join(resultsDir, 'view-browser-600px.png') });
+      await assertBarsProportional(p.mainFrame(), '[data-testid="explorer-histogram"] .bar');
+      assert.deepEqual(violations, []);
+      await p.close();
     } finally {
       child.kill('SIGINT');
     }

@@ -94,6 +94,12 @@ export class ExplorerApp extends LitElement {
     .cols { display: grid; grid-template-columns: 64px 90px 52px 140px 72px 64px 64px 64px minmax(120px, 1fr); }
     .compact .cols { grid-template-columns: 56px 130px 72px 64px minmax(80px, 1fr); }
     .table.compact .wide, .table.compact .thead .th.wide { display: none; }
+    /* A narrow editor column: the compact columns, so that none is cut off. */
+    @media (max-width: 720px) {
+      .cols { grid-template-columns: 56px 130px 72px 64px minmax(80px, 1fr); }
+      .table .wide, .table .thead .th.wide { display: none; }
+      .hist button { grid-template-columns: minmax(90px, 150px) 1fr 56px; }
+    }
     .thead { font-weight: 600; border-bottom: 1px solid var(--vscode-panel-border, var(--vscode-widget-border, transparent)); background: var(--vscode-editorWidget-background); }
     .thead .th { all: unset; cursor: pointer; padding: 3px 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
     .thead .th:focus-visible { outline: 1px solid var(--vscode-focusBorder); }
