@@ -65,7 +65,7 @@ describe('verl importer, multi-turn chat-template rollouts', () => {
     const r = good[0]!.record;
     // The steps as the store keeps them (one row per step, numbered from 0).
     const steps = r.steps!.map((st, turn) => ({ rollout_id: 1, turn, role: st.role, action_kind: st.actionKind, command: st.command, exit_code: st.exitCode, observation_bytes: st.observationBytes, format_error: st.formatError, timeout: st.timeout, truncated: st.truncated, tokens: st.tokens }));
-    const msgs = alignMessages({ prompt: r.prompt, prompt_format: 'text', response: r.response, response_format: 'text' }, steps);
+    const msgs = alignMessages({ prompt: r.prompt as string, prompt_format: 'text', response: r.response as string, response_format: 'text' }, steps);
     assert.equal(msgs.length, steps.length, 'one message per step');
     assert.deepEqual(msgs.map((m) => [m.part, m.role, m.command, m.exitCode, m.formatError]), [
       ['prompt', 'system', null, null, false],
