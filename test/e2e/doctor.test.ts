@@ -61,6 +61,9 @@ describe('real VS Code (code-server in Chromium)', () => {
     assert.equal(await frame.locator('[data-testid="check-store"]').getAttribute('data-status'), 'ok', 'DuckDB loaded inside the extension host');
     assert.match(await frame.locator('[data-testid="check-store"]').innerText(), /DuckDB v\d/);
     assert.match(await frame.locator('[data-testid="doctor-verdict"]').innerText(), /Ready/);
+    // The verdict is the CLI's: with an optional piece failing, it names it rather than a bare "Ready".
+    assert.equal(await frame.locator('[data-testid="doctor-verdict"]').getAttribute('data-level'), cli.level);
+    assert.ok((await frame.locator('[data-testid="doctor-verdict"]').innerText()).includes(cli.verdict), cli.verdict);
     // The dark theme reached the webview: its text is light on a dark background.
     const colors = await frame.locator('evo-doctor-app').evaluate((el) => {
       const cs = getComputedStyle(el);
