@@ -294,9 +294,27 @@ export class Evolution {
         writeFileSync(skill.file, renderSkill(record));
       }
       this.log(`${e.id}: ${created ? 'recorded skill' : 'added evidence to skill'} ${skill.record.id} (${path.relative(this.h.root, skill.file)}; domains ${skill.record.domains.join(', ')})`);
+      await this.commitSkillFile(skill.file, `skill ${skill.record.id}: ${created ? 'recorded from' : 'evidence from'} ${e.id}`);
     } catch (err) {
       this.log(`${e.id}: no skill recorded: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * A skill file the loop wrote inside the harness is committed on the checked-out branch (that
+   * file only), so a run leaves the checkout clean; a library outside the harness is left to its owner.
+   */
+  private async commitSkillFile(file: string, message: string): Promise<void> {
+    const rel = path.relative(this.h.root, file);
+    if (rel.startsWith('..') || path.isAbsolute(rel)) return;
+    const branch = await git(this.h.root, ['symbolic-ref', '-q', '--short', 'HEAD'], { allowFail: true });
+    if (branch.code !== 0) {
+      this.log(`${rel} left uncommitted: the checkout is not on a branch (commit it yourself)`);
+      return;
+    }
+    await git(this.h.root, ['add', '--', rel]);
+    const r = await git(this.h.root, ['commit', '--quiet', '--only', '-m', message, '--', rel], { allowFail: true, env: this.h.commitEnv });
+    if (r.code !== 0 && !/nothing (added )?to commit|no changes added/.test(`${r.stdout}${r.stderr}`)) this.log(`${rel} left uncommitted: ${r.stderr.trim()}`);
   }
 
   /** Takes one version from wherever its status says it stopped to promoted or rejected. */

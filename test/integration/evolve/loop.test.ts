@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { evolve } from '../../../src/core/evolve/loop';
@@ -37,6 +37,9 @@ describe('evolve: the co-evolution loop', () => {
       assert.match(byId('v2').rejectReason!, /primary pass_rate non-regression: .*a regression beyond noise/);
       assert.match(text, /chose skill better .* because its trigger holds: pass_rate = 0\.\d+ > 0\.1/);
       assert.match(text, /v1: added evidence to skill better/);
+      // The loop's own skill file is committed: the run leaves the checkout clean.
+      assert.equal(execFileSync('git', ['status', '--porcelain'], { cwd: h.root, encoding: 'utf8' }), '');
+      assert.equal(execFileSync('git', ['log', '-1', '--format=%s', '--', 'skills/better.md'], { cwd: h.root, encoding: 'utf8' }).trim(), 'skill better: evidence from v1');
       assert.equal(r.stopped, 'no-proposal', text);
       assert.ok(byId('v0').metrics.pass_rate! > 0.4 && byId('v0').metrics.pass_rate! < 0.6);
     } finally {
