@@ -252,12 +252,17 @@ describe('swe template', () => {
     dir = await init('swe', base);
   });
 
-  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted or skipped failing test; scrub leaves no history', () => {
+  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted or skipped failing test, runner shadowing, printed passes, framework patching, test-config plugins; scrub leaves no history', () => {
+    // the exploit tests run the real pytest too
+    const pytest = python(dir, ['-m', 'pytest', '--version']);
+    assert.equal(pytest.status, 0, `python3 -m pytest is missing (${pytest.stderr.trim()}): install pytest (Debian: apt-get install python3-pytest)`);
     const { ran, names } = unittests(dir);
     assert.ok(ran >= 15, `ran ${ran}`);
     for (const t of ['test_correct_fix_resolves', 'test_wrong_fix_does_not', 'test_patch_that_does_not_apply', 'test_patch_deleting_the_failing_test_earns_nothing',
       'test_patch_skipping_the_failing_test_earns_nothing', 'test_correct_fix_plus_test_edits_earns_nothing', 'test_patching_the_test_framework_earns_nothing',
-      'test_compute_score_and_report_file', 'test_scrubbed_workspace_has_no_history', 'test_unscrubbed_workspace_leaks_the_fix']) {
+      'test_compute_score_and_report_file', 'test_scrubbed_workspace_has_no_history', 'test_unscrubbed_workspace_leaks_the_fix',
+      'test_correct_fix_resolves_under_pytest', 'test_a_module_shadowing_the_test_runner_earns_nothing', 'test_printing_passing_lines_earns_nothing',
+      'test_patching_the_framework_out_of_sight_earns_nothing', 'test_a_plugin_added_to_the_test_configuration_earns_nothing', 'test_test_paths_and_test_configuration']) {
       assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
     }
     const cfg = JSON.parse(readFileSync(path.join(dir, 'env', 'config.json'), 'utf8')) as { environment: { scrub_git_history: boolean } };
