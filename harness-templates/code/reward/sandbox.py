@@ -87,6 +87,11 @@ def isolation() -> Dict[str, object]:
     }
 
 
+def _mount_namespace() -> str:
+    """This process's mount namespace: the runner never remounts anything in it."""
+    return os.readlink("/proc/self/ns/mnt")
+
+
 def _works(cmd: List[str]) -> bool:
     try:
         return subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10).returncode == 0
@@ -107,7 +112,7 @@ def _unshare_prefix() -> List[str]:
             probe_dir = tempfile.mkdtemp(prefix="evotrainer-sandbox-probe-")
             try:
                 for c in ([exe, "--mount"] + isolate, [exe] + as_user + ["--mount"] + isolate):
-                    if _works(c + [sys.executable, "-I", "-S", "-B", RUNNER, "probe", probe_dir]):
+                    if _works(c + [sys.executable, "-I", "-S", "-B", RUNNER, "probe", probe_dir, _mount_namespace()]):
                         _ISOLATION, _READ_ONLY_ROOT = c, True
                         break
                 else:
@@ -209,7 +214,7 @@ class Sandbox:
         work = self._fresh_dir()
         cmd = _unshare_prefix() + [self.python, "-I", "-S", "-B", RUNNER, mode, os.path.join(work, "solution.py"),
                                    str(self._cpu_limit()), str(self.memory_bytes), str(self.output_bytes),
-                                   "1" if _drop_to_nobody() else "0", "1" if _READ_ONLY_ROOT else "0"]
+                                   "1" if _drop_to_nobody() else "0"] + ([_mount_namespace()] if _READ_ONLY_ROOT else [])
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8"}
         with tempfile.TemporaryFile(dir=self.scratch) as out, tempfile.TemporaryFile(dir=self.scratch) as err, \
                 tempfile.TemporaryFile(dir=self.scratch) as inp:

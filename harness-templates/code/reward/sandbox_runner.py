@@ -1,12 +1,13 @@
 """Runs one candidate program inside the sandbox (started by sandbox.py; never imported).
 
-    python3 -I -S sandbox_runner.py MODE SOURCE_FILE CPU_SECONDS MEMORY_BYTES OUTPUT_BYTES DROP_TO_NOBODY READ_ONLY_ROOT
-    python3 -I -S sandbox_runner.py probe FOLDER
+    python3 -I -S sandbox_runner.py MODE SOURCE_FILE CPU_SECONDS MEMORY_BYTES OUTPUT_BYTES DROP_TO_NOBODY [OUTER_MOUNT_NS]
+    python3 -I -S sandbox_runner.py probe FOLDER OUTER_MOUNT_NS
 
 MODE is "compile" (syntax check only, exit 0 or COMPILE_ERROR_EXIT) or "run". Before the
 candidate's code runs, this
-  * with READ_ONLY_ROOT=1 (started in a private mount namespace), remounts every mount
-    read-only and binds the sandbox folder back read-write: the kernel refuses any write
+  * given OUTER_MOUNT_NS (the checker's /proc/self/ns/mnt; started in a private mount
+    namespace, never in that one), remounts every mount read-only and binds the sandbox
+    folder back read-write: the kernel refuses any write
     elsewhere, whatever path, working folder or directory descriptor the candidate uses;
   * sets the resource limits and installs an audit hook that ends the process with
     TAMPER_EXIT at the first attempt to write outside the sandbox folder; read, list, stat
@@ -192,9 +193,12 @@ def _unescape_mount_point(field):
     return bytes(out)
 
 
-def read_only_root(writable):
+def read_only_root(writable, outer_namespace):
     """In a private mount namespace: every mount read-only (its other flags kept), then
-    `writable` bound back read-write. Raises OSError saying which mount could not be set."""
+    `writable` bound back read-write. Raises OSError saying which mount could not be set.
+    Refuses to touch the mount namespace it was started from (`outer_namespace`)."""
+    if not outer_namespace or os.readlink("/proc/self/ns/mnt") == outer_namespace:
+        raise OSError(1, "not in a mount namespace of its own (start it under unshare --mount)")
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -227,9 +231,9 @@ def read_only_root(writable):
     os.chdir(writable)  # onto the read-write mount (the working folder was the one beneath)
 
 
-def probe(folder):
+def probe(folder, outer_namespace):
     """Exit 0 when the read-only root holds here: `folder` writable, its parent not."""
-    read_only_root(folder)
+    read_only_root(folder, outer_namespace)
     with open(os.path.join(folder, "probe"), "w") as f:
         f.write("x")
     try:
@@ -241,10 +245,10 @@ def probe(folder):
 
 def main():
     if sys.argv[1] == "probe":
-        probe(os.path.realpath(sys.argv[2]))
+        probe(os.path.realpath(sys.argv[2]), sys.argv[3])
     mode, source_file, cpu_s, mem_b, out_b = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
     drop = len(sys.argv) > 6 and sys.argv[6] == "1"
-    confine = len(sys.argv) > 7 and sys.argv[7] == "1"
+    outer_namespace = sys.argv[7] if len(sys.argv) > 7 else ""
     sandbox = os.path.realpath(os.getcwd())
     with open(source_file, "rb") as f:
         source = f.read()
@@ -265,9 +269,9 @@ def main():
     readable += ["/dev/null", "/dev/urandom", "/dev/zero", "/etc/localtime", "/usr/share/zoneinfo"]
     readable = tuple(sorted({r.rstrip("/") or "/" for r in readable}))
     hook = make_hook(sandbox, readable)
-    if confine:
+    if outer_namespace:
         try:
-            read_only_root(sandbox)
+            read_only_root(sandbox, outer_namespace)
         except OSError as e:
             os.write(2, ("sandbox setup: %s\n" % e).encode("utf-8", "replace"))
             os._exit(SETUP_EXIT)
