@@ -156,13 +156,14 @@ def make_hook(sandbox, readable):
 
 def _sandbox_guarded(event, fn, _audit=sys.audit):
     """`fn` (os.stat, os.readlink, ...: calls the interpreter does not audit) raising an audit
-    event first, so the hook sees its path. Only the wrapper is reachable afterwards."""
+    event first, so the hook sees its path. Code that digs the original out of the wrapper's
+    defaults still gets at file metadata only: writes are refused by the hook and, with the
+    read-only root, by the kernel."""
 
     def guarded(path, *args, _fn=fn, _event=event, _audit=_audit, **kwargs):
         _audit(_event, path)
         return _fn(path, *args, **kwargs)
 
-    guarded.__name__ = guarded.__qualname__ = fn.__name__
     return guarded
 
 
