@@ -187,7 +187,7 @@ def normalize(ans) -> str:
     s = s.replace("\n", " ")
     for a, b in (("\\(", ""), ("\\)", ""), ("\\[", ""), ("\\]", ""), ("\\displaystyle", ""), ("\\textstyle", ""),
                  ("\\qquad", " "), ("\\quad", " "), ("\\dfrac", "\\frac"), ("\\tfrac", "\\frac"), ("\\dbinom", "\\binom"),
-                 ("\\tbinom", "\\binom"), ("{,}", ","), ("\\%", "%"), ("\\$", ""), ("$", ""), ("°", ""), ("\\degree", ""),
+                 ("\\tbinom", "\\binom"), ("\\mp", "\\pm"), ("±", "\\pm"), ("{,}", ","), ("\\%", "%"), ("\\$", ""), ("$", ""), ("°", ""), ("\\degree", ""),
                  ("≤", "\\le "), ("≥", "\\ge "), ("∞", "\\infty "), ("∪", "\\cup "), ("−", "-")):
         s = s.replace(a, b)
     s = re.sub(r"(?<!\\)\\[!,;: ]", " ", s).replace("~", " ")
@@ -724,6 +724,14 @@ def _strip_lhs(s: str) -> str:
     return s
 
 
+def _expand_pm(items):
+    """``1\\pm\\sqrt5`` stands for two answers: ``1-\\sqrt5`` and ``1+\\sqrt5`` (at most 64 in all)."""
+    out = list(items)
+    while any("\\pm" in p for p in out) and len(out) <= 32:
+        out = [q for p in out for q in ((p.replace("\\pm", "-", 1), p.replace("\\pm", "+", 1)) if "\\pm" in p else (p,))]
+    return out
+
+
 def _parse(s: str, depth: int = 0):
     """A normalized answer as a small tree: ("matrix", rows), ("set", items), ("list", items) (unordered:
     "separated by commas"), ("seq", open, close, items) (tuples, intervals), ("union", parts),
@@ -736,13 +744,13 @@ def _parse(s: str, depth: int = 0):
         rows = [r for r in re.split(r"\\\\", m.group(3)) if r.strip()]
         return ("matrix", tuple(tuple(_parse(c.strip(), depth + 1) for c in r.split("&")) for r in rows))
     if s.startswith("\\{") and s.endswith("\\}"):
-        return ("set", tuple(_parse(p, depth + 1) for p in _split_top(s[2:-2]) if p))
-    if s.startswith("{") and _closing(s, 0) == len(s) - 1 and "," in s:
-        return ("set", tuple(_parse(p, depth + 1) for p in _split_top(s[1:-1]) if p))
+        return ("set", tuple(_parse(p, depth + 1) for p in _expand_pm(_split_top(s[2:-2])) if p))
+    if s.startswith("{") and _closing(s, 0) == len(s) - 1 and ("," in s or "\\pm" in s):
+        return ("set", tuple(_parse(p, depth + 1) for p in _expand_pm(_split_top(s[1:-1])) if p))
     unions = _split_top(s, " U ")
     if len(unions) > 1:
         return ("union", tuple(_parse(p, depth + 1) for p in unions))
-    items = [p for p in _split_top(s) if p]
+    items = [p for p in _expand_pm(_split_top(s)) if p]
     if len(items) > 1 and parse_number(s) is None:
         items = [re.sub(r"^(?:and|or)\s+", "", p) for p in items]
         return ("list", tuple(_parse(_strip_lhs(p), depth + 1) for p in items))
