@@ -129,7 +129,9 @@ _SHORT_UNITS = r"cm|mm|km|m|kg|mg|g|lb|lbs|ft|in|l|ml|hrs?|mins?|secs?|sq"
 _LONG_UNITS = (r"units?|pounds?|feet|foot|inch(?:es)?|miles?|mph|hours?|minutes?|seconds?|days?|weeks?|months?|years?|dollars?|cents?"
                r"|degrees?|meters?|metres?|centimeters?|kilometers?|liters?|litres?|square|cubic|people|persons?|students?|apples?"
                r"|marbles?|cookies?|eggs?|books?|pages?|points?|times|each|per|total|radians?|inches")
-_UNIT_TAIL = re.compile(r"^(.*?\d\}?)\s*(?:(?:\s(?:" + _SHORT_UNITS + r")|(?:" + _LONG_UNITS + r"))\b(?:\s*(?:\^\s*\{?\d\}?|/\s*[A-Za-z]+|" + _SHORT_UNITS + r"|" + _LONG_UNITS + r")\b)*)\s*\.?$", re.I)
+_UNIT = r"(?:\s(?:" + _SHORT_UNITS + r")|(?:" + _LONG_UNITS + r"))(?![A-Za-z])"
+_UNIT_MORE = r"\s*(?:\^\s*\{?\d\}?|/\s*[A-Za-z]+|(?:" + _SHORT_UNITS + r"|" + _LONG_UNITS + r")(?![A-Za-z]))"
+_UNIT_TAIL = re.compile(r"^(.*?\d\}?)\s*" + _UNIT + r"(?:" + _UNIT_MORE + r")*\s*\.?$", re.I)
 
 
 def _braced(s: str, i: int) -> Tuple[Optional[str], int]:
@@ -198,9 +200,9 @@ def normalize(ans) -> str:
     s = re.sub(r"\s*\\approx.*$", "", s)
     s = re.sub(r"\\?\s*$", "", s) if s.endswith("\\") else s
     s = re.sub(r"\s*percent\b", "%", s, flags=re.I)
-    s = re.sub(r"\\(?:leqslant|leq|le)\b", "<=", s)
-    s = re.sub(r"\\(?:geqslant|geq|ge)\b", ">=", s)
-    s = re.sub(r"\\(?:neq|ne)\b", "!=", s)
+    s = re.sub(r"\\(?:leqslant|leq|le)(?![A-Za-z])", "<=", s)
+    s = re.sub(r"\\(?:geqslant|geq|ge)(?![A-Za-z])", ">=", s)
+    s = re.sub(r"\\(?:neq|ne)(?![A-Za-z])", "!=", s)
     s = s.replace("\\lt", "<").replace("\\gt", ">")
     s = re.sub(r"\\infty\b|\binfinity\b", "oo", s)
     s = re.sub(r"\+\s*oo", "oo", s)
