@@ -28,14 +28,14 @@ MAX_ANSWER_CHARS = 400
 # ----------------------------------------------------------------------------- extraction
 
 
-def _last_braced(text: str, commands=("\\boxed", "\\fbox"), max_tries: int = 16, max_span: int = 20000) -> Optional[str]:
-    """Content of the last ``\\boxed{...}`` with balanced braces (or ``\\boxed 5``).
+def _last_braced_at(text: str, commands=("\\boxed", "\\fbox"), max_tries: int = 16, max_span: int = 20000):
+    """``(content, start, end)`` of the last ``\\boxed{...}`` with balanced braces (or ``\\boxed 5``);
+    ``(None, -1, -1)`` when there is none.
 
     Bounded work on hostile text: at most ``max_tries`` candidates per command, each scanned
     for at most ``max_span`` characters.
     """
-    best = None
-    best_at = -1
+    best, best_at, best_end = None, -1, -1
     for cmd in commands:
         at = text.rfind(cmd)
         tries = 0
@@ -50,7 +50,7 @@ def _last_braced(text: str, commands=("\\boxed", "\\fbox"), max_tries: int = 16,
                     elif ch == "}":
                         depth -= 1
                         if depth == 0:
-                            best, best_at = rest[1:i], at
+                            best, best_at, best_end = rest[1:i], at, at + len(cmd) + i + 1
                             break
                 else:  # unbalanced: try an earlier one
                     at = text.rfind(cmd, 0, at)
@@ -58,10 +58,35 @@ def _last_braced(text: str, commands=("\\boxed", "\\fbox"), max_tries: int = 16,
                 break
             m = re.match(r"\s+([^\s$]+)", rest)
             if m:
-                best, best_at = m.group(1), at
+                best, best_at, best_end = m.group(1), at, at + len(cmd) + m.end()
                 break
             at = text.rfind(cmd, 0, at)
-    return best
+    return best, best_at, best_end
+
+
+def _last_braced(text: str) -> Optional[str]:
+    return _last_braced_at(text)[0]
+
+
+_BOX_SEPARATOR = re.compile(r"(?:\s|[,;$]|\\quad|\\qquad|\\[,;]|\\text\{\s*(?:and|or)\s*\}|\b(?:and|or)\b)*")
+
+
+def _boxed_answer(text: str) -> Optional[str]:
+    """The last ``\\boxed{}``, joined with the boxes just before it when only commas or "and" separate
+    them (``\\boxed{2}, \\boxed{3}`` is the answer list ``2, 3``)."""
+    got, at, _ = _last_braced_at(text)
+    if got is None:
+        return None
+    parts = [got.strip()]
+    for _ in range(15):
+        prev, prev_at, prev_end = _last_braced_at(text[:at])
+        if prev is None or not _BOX_SEPARATOR.fullmatch(text[prev_end:at]) or at - prev_end > 40:
+            break
+        parts.insert(0, prev.strip())
+        at = prev_at
+    if len(set(parts)) == 1:
+        return parts[0]
+    return ", ".join(parts)
 
 
 _TAGS = [
@@ -90,7 +115,7 @@ def extract_answer(text: Optional[str]) -> Tuple[Optional[str], str]:
     """Returns ``(answer, method)``; method is boxed, tag, answer_line, last_number or none."""
     if not text:
         return None, "none"
-    boxed = _last_braced(text)
+    boxed = _boxed_answer(text)
     if boxed is not None and boxed.strip():
         return boxed.strip()[:MAX_ANSWER_CHARS], "boxed"
     tagged = None
@@ -204,6 +229,7 @@ def normalize(ans) -> str:
     s = re.sub(r"\\(?:geqslant|geq|ge)(?![A-Za-z])", ">=", s)
     s = re.sub(r"\\(?:neq|ne)(?![A-Za-z])", "!=", s)
     s = s.replace("\\lt", "<").replace("\\gt", ">")
+    s = re.sub(r"\\mathbb\s*\{?R\}?|\\R\b|ℝ", "(-oo, oo)", s)
     s = re.sub(r"\\infty\b|\binfinity\b", "oo", s)
     s = re.sub(r"\+\s*oo", "oo", s)
     s = re.sub(r"\\cup\b|\\lor\b|\\vee\b", " U ", s)
@@ -277,6 +303,7 @@ _FUNCTIONS = ("arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sin", "cos"
 _GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "theta", "vartheta", "lambda", "mu", "nu", "rho", "sigma",
           "tau", "phi", "varphi", "psi", "omega", "xi", "eta", "zeta", "kappa", "chi")
 _KNOWN = set(_FUNCTIONS) | set(_GREEK) | {"sqrt", "root", "binom", "abs", "pi"}
+_LOG_BASE = re.compile(r"^log_(\d+|[A-Za-z])$")
 _TOKEN = re.compile(r"\s*(?:(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)|([A-Za-z]+(?:_[A-Za-z0-9]+)?'*)|(\*\*|[-+*/(),!]))")
 
 
@@ -318,6 +345,7 @@ def latex_to_python(s: str) -> str:
     if t.count("|") % 2 == 0 and "|" in t:
         parts = t.split("|")
         t = "".join(p + ((" abs(" if k % 2 == 0 else ")") if k < len(parts) - 1 else "") for k, p in enumerate(parts))
+    t = re.sub(r"\\log\s*_\s*\{?\s*(\d+|[A-Za-z])\s*\}?", r" log_\1 ", t)
     for name in _FUNCTIONS + _GREEK + ("pi",):
         t = re.sub(r"\\" + name + r"(?![A-Za-z])", " " + name + " ", t)
     t = t.replace("\\cdot", "*").replace("\\times", "*").replace("\\div", "/")
@@ -338,7 +366,8 @@ def latex_to_python(s: str) -> str:
         elif m.group(2):
             word = m.group(2)
             if word in _KNOWN or "_" in word or "'" in word or len(word) == 1:
-                tokens.append(("fn" if word in _FUNCTIONS or word in ("sqrt", "root", "binom", "abs") else "name", word))
+                is_fn = word in _FUNCTIONS or word in ("sqrt", "root", "binom", "abs") or _LOG_BASE.match(word)
+                tokens.append(("fn" if is_fn else "name", word))
             else:
                 parts = re.findall(r"pi|[A-Za-z]", word)
                 tokens.extend(("name", p) for p in parts)
@@ -363,6 +392,9 @@ def _apply_bare_functions(tokens):
             while j < len(tokens) and tokens[j][0] in ("num", "name"):
                 arg.append(tokens[j])
                 j += 1
+                if j + 1 < len(tokens) and tokens[j] == ("op", "**") and tokens[j + 1][0] in ("num", "name"):
+                    arg.extend(tokens[j:j + 2])  # \sin x^2 is sin(x^2)
+                    j += 2
             if not arg and j < len(tokens) and tokens[j] == ("op", "("):
                 depth = 0
                 while j < len(tokens):
@@ -477,6 +509,12 @@ def _eval(node, env):
             return Fraction(math.factorial(int(args[0])))
         if len(args) == 1 and (name in _FUNCTIONS or name in ("sqrt", "abs")):
             return _fn(name, args[0])
+        base = _LOG_BASE.match(name)
+        if base and len(args) == 1:
+            b = Fraction(base.group(1)) if base.group(1).isdigit() else env.get(base.group(1))
+            if b is None or isinstance(b, complex) or b <= 0 or b == 1:
+                raise ValueError("bad logarithm base")
+            return _fn("ln", args[0]) / math.log(float(b))
     raise ValueError("unsupported expression")
 
 
@@ -510,8 +548,19 @@ def _compile(s: str):
     if len(s) > MAX_ANSWER_CHARS:
         raise ValueError("too long")
     tree = ast.parse(latex_to_python(s), mode="eval")
-    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - {"pi", "e", "i", "sqrt", "root", "binom", "abs", "fact"} - set(_FUNCTIONS)
-    return tree, names
+    return tree, _variables(tree)
+
+
+_CONSTANTS = {"pi", "e", "i"}
+
+
+def _variables(*trees) -> set:
+    """The free variables of parsed expressions: names that are neither constants nor called functions
+    (a log base that is a letter counts as a variable)."""
+    called = {n.func.id for t in trees for n in ast.walk(t) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    names = {n.id for t in trees for n in ast.walk(t) if isinstance(n, ast.Name)} - called - _CONSTANTS
+    bases = {m.group(1) for m in map(_LOG_BASE.match, called) if m and not m.group(1).isdigit()}
+    return names | bases
 
 
 def value_of(s: str):
@@ -749,6 +798,10 @@ def _parse(s: str, depth: int = 0):
         return ("set", tuple(_parse(p, depth + 1) for p in _expand_pm(_split_top(s[2:-2])) if p))
     if s.startswith("{") and _closing(s, 0) == len(s) - 1 and ("," in s or "\\pm" in s):
         return ("set", tuple(_parse(p, depth + 1) for p in _expand_pm(_split_top(s[1:-1])) if p))
+    alternatives = [p for p in _split_top(s, " or ") if p]
+    if len(alternatives) > 1:
+        nodes = tuple(_parse(_strip_lhs(p), depth + 1) for p in alternatives)
+        return ("union", nodes) if all(n[0] == "rel" for n in nodes) else ("list", nodes)
     unions = _split_top(s, " U ")
     if len(unions) > 1:
         return ("union", tuple(_parse(p, depth + 1) for p in unions))
@@ -878,8 +931,7 @@ def _equation_equal(a, b) -> bool:
         ta, tb = ast.parse(da, mode="eval"), ast.parse(db, mode="eval")
     except (ValueError, SyntaxError, RecursionError):
         return normalize(a[1] + "=" + a[2]).replace(" ", "") == normalize(b[1] + "=" + b[2]).replace(" ", "")
-    skip = {"pi", "e", "i", "sqrt", "root", "binom", "abs", "fact"} | set(_FUNCTIONS)
-    names = sorted({n.id for t in (ta, tb) for n in ast.walk(t) if isinstance(n, ast.Name)} - skip)
+    names = sorted(_variables(ta, tb))
     rng = random.Random(7)
     ratio = None
     seen = 0

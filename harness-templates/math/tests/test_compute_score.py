@@ -21,6 +21,13 @@ class ExtractionTest(unittest.TestCase):
     def test_last_boxed_wins(self):
         self.assertEqual(extract_answer("first \\boxed{1}, then \\boxed{2}")[0], "2")
 
+    def test_adjacent_boxes_form_an_answer_list(self):
+        self.assertEqual(extract_answer("$\\boxed{2}, \\boxed{3}$ and $\\boxed{5}$")[0], "2, 3, 5")
+        self.assertEqual(extract_answer("\\boxed{5}\n\n**Final Answer**\n\\boxed{5}")[0], "5")
+        # boxes with words between them are separate: the last one is the answer
+        self.assertEqual(extract_answer("so \\boxed{11}=2 and \\boxed{20}=6")[0], "20")
+        self.assertEqual(compute_score("math", "The roots are \\boxed{-1}, \\boxed{2}.", "2, -1")["acc"], 1.0)
+
     def test_unbalanced_boxed_falls_back_to_an_earlier_one(self):
         self.assertEqual(extract_answer("\\boxed{7} and then \\boxed{8")[0], "7")
 

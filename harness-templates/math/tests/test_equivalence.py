@@ -40,6 +40,8 @@ class NotationTest(unittest.TestCase):
     def test_left_right_and_spacing(self):
         self.same("\\left( 1, \\frac12 \\right)", "(1,0.5)", "(1,\\!\\ \\frac{1}{2})")
         self.same("\\left[0, 1\\right)", "[0,1)")
+        self.same("\\bigl( 1, 2 \\bigr)", "\\Big(1,2\\Big)", "(1, 2)")
+        self.same("\\left| -3 \\right|", "|-3|", "3")
         self.differ("\\left( 1, \\frac12 \\right)", "(0.5, 1)")
 
     def test_units_and_text_wrappers(self):
@@ -123,6 +125,18 @@ class NotationTest(unittest.TestCase):
         self.same("3.54 \\times 10^{-7}", "3.54e-07", "0.000000354")
         self.same("033", "33", "+033")
         self.differ("3.54 \\times 10^{-7}", "3.54e-06")
+
+    def test_alternatives_joined_by_or(self):
+        self.same("x < -1 \\text{ or } x > 3", "(-\\infty,-1)\\cup(3,\\infty)", "(3, \\infty) \\cup (-\\infty, -1)")
+        self.same("x = 1 \\text{ or } x = 2", "2, 1")
+        self.same("\\mathbb{R}", "(-\\infty, \\infty)")
+        self.differ("x < -1 \\text{ or } x > 3", "(-\\infty,-1]\\cup(3,\\infty)")
+        self.differ("x = 1 \\text{ or } x = 2", "1")
+
+    def test_logarithms(self):
+        self.same("\\log_2 8", "3", "\\log_{2}(8)", "\\frac{\\ln 8}{\\ln 2}")
+        self.same("\\log_b b^2", "2")
+        self.differ("\\log_2 8", "4")
 
     def test_multiple_choice_letters(self):
         self.same("C", "(C)", "C. x = 42")
