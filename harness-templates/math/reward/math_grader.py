@@ -1,18 +1,20 @@
 """Answer extraction and answer equivalence for math rewards (Python 3.9+, standard library).
 
 Extraction, in order of precedence (the last occurrence of the first kind found wins):
-  1. ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces kept whole),
+  1. ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces kept whole; boxes separated only by commas
+     or "and" form one answer list),
   2. final-answer tags: ``<answer>...</answer>``, ``#### 42`` (GSM8K), "The final answer is ...",
      "Final answer: ...",
   3. an ``A: ...`` / ``Answer: ...`` line,
   4. the last number in the text (reported with ``method == "last_number"``; it does not
      satisfy the format component).
 
-Equivalence: normalized strings (LaTeX spacing, ``\\left``/``\\right``, ``\\dfrac``/``\\tfrac``,
-``\\text{units}``, dollars, degrees), numbers (thousands separators, decimals, fractions,
-``\\frac{a}{b}``, percentages, scientific notation), ordered tuples, exact arithmetic on simple
-expressions, a polynomial-identity check on expressions with variables (random points, exact
-rational arithmetic), and sympy's simplification when sympy is importable.
+Equivalence (``is_equiv``): LaTeX normalized (fraction spellings, ``\\left``/``\\right``, spacing,
+text wrappers, units, dollars, degrees, percent, ``var =`` prefixes), then compared by structure
+(sets and answer lists without order; tuples, intervals and matrices in order; inequalities as
+intervals; equations up to a constant factor), numbers exactly, and expressions at random points
+(exact on rationals). sympy, when importable, decides what those cannot, under a timer; math_verify,
+when importable, is asked first. See the README's "Answer equivalence".
 """
 from __future__ import annotations
 
