@@ -122,6 +122,9 @@ class EquivalenceTest(unittest.TestCase):
             "\\boxed{2^2^2^2^2^2^2^2^2^2}",           # power tower
             "\\boxed{2^{2^{2^{2^{2}}}}}",
             "\\boxed{100000!}",
+            "\\boxed{((((9^{64})^{64})^{64})^{64})^{64}}",           # nested powers
+            "\\boxed{" + "\\frac{" * 300 + "1" + "}{2}" * 300 + "}",  # nested fractions
+            "\\boxed{" + "\\pm 1" * 300 + "}",
             "\\boxed{" + "9" * 190 + "*" + "9" * 190 + "}",
             "final answer is " * 20000,
             "\x1b[31m" * 10000 + "<script>x</script>\\boxed{1}",
