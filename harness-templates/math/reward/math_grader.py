@@ -217,7 +217,7 @@ def normalize(ans) -> str:
     for a, b in (("\\(", ""), ("\\)", ""), ("\\[", ""), ("\\]", ""), ("\\displaystyle", ""), ("\\textstyle", ""),
                  ("\\qquad", " "), ("\\quad", " "), ("\\dfrac", "\\frac"), ("\\tfrac", "\\frac"), ("\\dbinom", "\\binom"),
                  ("\\tbinom", "\\binom"), ("\\mp", "\\pm"), ("±", "\\pm"), ("{,}", ","), ("\\%", "%"), ("\\$", ""), ("$", ""), ("°", ""), ("\\degree", ""),
-                 ("≤", "\\le "), ("≥", "\\ge "), ("∞", "\\infty "), ("∪", "\\cup "), ("−", "-")):
+                 ("\\langle", "("), ("\\rangle", ")"), ("⟨", "("), ("⟩", ")"), ("≤", "\\le "), ("≥", "\\ge "), ("∞", "\\infty "), ("∪", "\\cup "), ("−", "-")):
         s = s.replace(a, b)
     s = re.sub(r"(?<!\\)\\[!,;: ]", " ", s).replace("~", " ")
     s = re.sub(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(\\?[()\[\]{}|.])", lambda m: "" if m.group(1) == "." else m.group(1), s)
@@ -773,8 +773,11 @@ def _strip_lhs(s: str) -> str:
         if _VAR_LHS.match(lhs.strip()):
             return rhs.strip()
     parts = _split_top(s, "=")
-    if len(parts) == 2 and not _RELATION.search(s) and _VAR_LHS.match(parts[0]) and parts[1]:
-        return parts[1]
+    if len(parts) == 2 and not _RELATION.search(s) and all(parts):
+        if _VAR_LHS.match(parts[0]):
+            return parts[1]
+        if _VAR_LHS.match(parts[1]) and not _VAR_LHS.match(parts[0]):  # 5 = x
+            return parts[0]
     return s
 
 
@@ -799,7 +802,7 @@ def _parse(s: str, depth: int = 0):
     if m:
         rows = [r for r in re.split(r"\\\\", m.group(3)) if r.strip()]
         return ("matrix", tuple(tuple(_parse(c.strip(), depth + 1) for c in r.split("&")) for r in rows))
-    if s.startswith("\\{") and s.endswith("\\}"):
+    if s.startswith("\\{") and s.endswith("\\}") and _split_top(s, " U ") == [s]:
         return ("set", tuple(_parse(p, depth + 1) for p in _expand_pm(_split_top(s[2:-2])) if p))
     if s.startswith("{") and _closing(s, 0) == len(s) - 1 and ("," in s or "\\pm" in s):
         return ("set", tuple(_parse(p, depth + 1) for p in _expand_pm(_split_top(s[1:-1])) if p))

@@ -73,7 +73,9 @@ class NotationTest(unittest.TestCase):
     def test_sets_are_unordered_and_tuples_ordered(self):
         self.same("\\{1\\pm\\sqrt5,-2\\}", "\\{-2,1+\\sqrt5,1-\\sqrt{5}\\}", "\\left\\{ -2, 1 - \\sqrt{5}, 1 + \\sqrt{5} \\right\\}")
         self.differ("\\{1\\pm\\sqrt5,-2\\}", "\\{-2,1+\\sqrt5\\}")
-        self.same("\\{3,1,2\\}", "\\{1,2,3\\}")
+        self.same("\\{3,1,2\\}", "\\{1,2,3\\}", "\\{1,2\\} \\cup \\{3\\}")
+        self.differ("\\{1,2\\} \\cup \\{3\\}", "\\{1,2\\}")
+        self.same("\\langle 1, 2 \\rangle", "(1,2)")
         self.differ("(1,2)", "(2,1)")
         self.differ("(1,2,3)", "[1,2,3]")
 
@@ -94,7 +96,7 @@ class NotationTest(unittest.TestCase):
         self.same("x = 5", "5", "x=5")
         self.same("f(x) = 2x + 3", "2x+3", "y = 3 + 2x")
         self.same("x = 1, y = 2, z = 3", "1, 2, 3")
-        self.same("a_3 = 2", "2")
+        self.same("a_3 = 2", "2", "2 = a_3")
         self.differ("x = 5", "6")
 
     def test_equations_up_to_a_constant_factor(self):
