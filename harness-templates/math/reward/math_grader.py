@@ -221,7 +221,11 @@ def normalize(ans) -> str:
         s = s.replace(a, b)
     s = re.sub(r"(?<!\\)\\[!,;: ]", " ", s).replace("~", " ")
     s = re.sub(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(\\?[()\[\]{}|.])", lambda m: "" if m.group(1) == "." else m.group(1), s)
+    # degrees: dropped from an angle (90^\\circ is 90), radians inside a trigonometric function
+    if re.search(r"\\(?:sin|cos|tan|sec|csc|cot)(?![a-z])", s):
+        s = re.sub(r"([0-9A-Za-z.]+)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ)", r"{\1\\cdot\\frac{\\pi}{180}}", s)
     s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ", "", s)
+    s = re.sub(r"(\d)\s*\\text\s*\{\s*[A-Za-z][A-Za-z ]*\}\s*$", r"\1", s)  # 17\text{ any words} is 17
     s = _unwrap(s, _WRAPPERS)
     s = re.sub(r"\s+", " ", s).strip()
     s = re.sub(r"\s*\\approx.*$", "", s)

@@ -48,6 +48,8 @@ class NotationTest(unittest.TestCase):
         self.same("5\\text{ meters}", "5 meters", "5", "\\mbox{5}")
         self.same("10\\text{ cm}^2", "10\\text{ cm}^{2}", "10 square units", "10")
         self.same("\\text{odd}", "odd", "\\mathrm{odd}")
+        self.same("17\\text{ any words}", "17")
+        self.same("90^\\circ", "90", "90^{\\circ}")
         self.differ("5\\text{ meters}", "6")
         self.differ("\\text{odd}", "\\text{oddd}")
 
@@ -116,6 +118,9 @@ class NotationTest(unittest.TestCase):
         self.same("\\frac{\\sqrt3}{2}", "0.8660254037844386")
         self.same("\\frac{3\\pi}{4}", "\\frac34\\pi", "0.75\\pi")
         self.same("\\sin^2 x + \\cos^2 x", "1")
+        self.same("\\sin 30^\\circ", "\\frac12", "\\cos 60^{\\circ}")
+        self.same("\\sin(90^{\\circ}-x)", "\\cos x")
+        self.differ("\\sin 30", "\\frac12")
         self.differ("\\frac{\\sqrt3}{2}", "0.866")
         self.differ("\\sqrt{12}", "3\\sqrt2")
 
