@@ -22,6 +22,7 @@ import ast
 import math
 import random
 import re
+import time
 from fractions import Fraction
 from typing import Optional, Tuple
 
@@ -659,12 +660,15 @@ def _with_timeout(fn, seconds: float):
         raise _Timeout()
 
     old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
     try:
         return fn()
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        if outer:  # the caller's own timer keeps running
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 0.001))
 
 
 def _sympy_equal(a: str, b: str) -> Optional[bool]:

@@ -207,6 +207,21 @@ class VerifierTest(unittest.TestCase):
         self.assertLess(time.monotonic() - start, 2.0)
         self.assertEqual(math_grader._with_timeout(lambda: 7, 0.2), 7)
 
+    def test_the_callers_own_timer_survives(self):
+        import signal
+
+        fired = []
+        old = signal.signal(signal.SIGALRM, lambda *args: fired.append(True))
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.4)
+            with self.assertRaises(math_grader._Timeout):
+                math_grader._with_timeout(lambda: time.sleep(2), 0.1)
+            time.sleep(0.6)
+            self.assertEqual(fired, [True])
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
 
 class CompatibilityTest(unittest.TestCase):
     def test_python_files_parse_as_python_3_9(self):
