@@ -85,6 +85,7 @@ export const importCommand: Command = {
         if (imported.some((f) => f.resumed)) out(`${imported.filter((f) => f.resumed).length} live file(s) continued from where the last import stopped.`);
         if (summary.badRecords) out(`${summary.badRecords} malformed record(s) ${onError === 'quarantine' ? 'kept in the quarantine table' : 'skipped'}.`);
         if (summary.ignored.length) out(`${summary.ignored.length} file(s) not in a known dump format were ignored.`);
+        for (const s of summary.skipped) out(`skipped ${s}`);
       }
       return 0;
     } catch (err) {

@@ -46,6 +46,8 @@ export interface FileImportResult {
 export interface ImportSummary {
   files: FileImportResult[];
   ignored: string[];
+  /** Data-file names not read, each with why: broken links, links to directories, FIFOs, devices. */
+  skipped: string[];
   rollouts: number;
   steps: number;
   badRecords: number;
@@ -243,8 +245,8 @@ export class RolloutStore {
    * loses the uncommitted transaction; a failure rolls it back.
    */
   async import(paths: string[], opts: ImportOptions = {}): Promise<ImportSummary> {
-    const { files, ignored } = await discover(paths, opts.format);
-    const summary: ImportSummary = { files: [], ignored, rollouts: 0, steps: 0, badRecords: 0 };
+    const { files, ignored, skipped } = await discover(paths, opts.format);
+    const summary: ImportSummary = { files: [], ignored, skipped, rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
     const batch: Batch = {
       nextImportId: base + 1,
