@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { readJsonLines, type JsonLine } from '../../src/core/store/importers/jsonLines';
+import { DuplicateKeyScan, readJsonLines, type JsonLine } from '../../src/core/store/importers/jsonLines';
 import { tempDir } from '../helpers/tmp';
 
 async function all(file: string, from = 0, line = 1, maxLineBytes?: number): Promise<JsonLine[]> {
@@ -92,5 +92,27 @@ describe('JSONL reader', () => {
     assert.equal(lines[1]!.raw, '');
     assert.deepEqual(lines[2]!.value, { a: 3 }, 'the next line reads as usual');
     assert.match(lines[3]!.error!, /over the 0\.004 MiB/, 'an over-long last line without a newline is reported too');
+  });
+
+  it('finds a record that names a top-level key twice, however the bytes are split, and nothing else', () => {
+    const scan = (text: string, step: number) => {
+      const s = new DuplicateKeyScan();
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length && !s.found; i += step) s.feed(bytes.subarray(i, i + step));
+      return s.found;
+    };
+    const twice = ['{"a": 1, "b": 2, "a": 3}\n', '{"x": 1}\n{"k\\"q": 1, "k\\"q": 2}\n', '{"a\\\\": 1, "a\\\\": 2}\n', '{"é": [1, {"é": 2}], "é": 3}\n'];
+    const once = [
+      '{"a": 1}\n{"a": 2}\n', // one per record
+      '{"a": {"b": 1, "b": 2}, "c": [{"d": 1}, {"d": 2}]}\n', // nested keys are the value's business
+      '{"a": "\\"b\\": 1, \\"b\\": 2", "b": "a"}\n', // keys inside a string
+      '{"a\\\\": 1, "a": 2}\n', // an escaped backslash ends the name
+      '{"a": 1, "b"\r{"a": 2}\n', // a broken line does not leak into the next
+      '["a", "a"]\n',
+    ];
+    for (const step of [1, 2, 3, 7, 1 << 20]) {
+      for (const t of twice) assert.equal(scan(t, step), true, `${JSON.stringify(t)} in ${step}-byte reads`);
+      for (const t of once) assert.equal(scan(t, step), false, `${JSON.stringify(t)} in ${step}-byte reads`);
+    }
   });
 });

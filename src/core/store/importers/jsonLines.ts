@@ -114,3 +114,73 @@ function parseLine(buf: Buffer, line: number, endOffset: number, fileStart: bool
     return { error: (err as Error).message, raw: text.length > 65536 ? text.slice(0, 65536) : text, line, endOffset };
   }
 }
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/**
+ * Watches JSONL bytes, fed in any chunks, for a record that names one top-level key twice.
+ * Such a record means its last value (as JSON.parse and Python's json read it), but
+ * DuckDB's reader keeps the first: the bulk path sends a file where this finds one to the
+ * streaming path, so both paths store the same rows. Strings are skipped natively
+ * (indexOf), so the cost is per token, not per byte. A malformed line can only make it
+ * report a duplicate that is not there, which costs speed, never a wrong row.
+ */
+export class DuplicateKeyScan {
+  found = false;
+  private depth = 0;
+  private inString = false;
+  private escapeNext = false;
+  private isKey = false;
+  private expectKey = false;
+  private key = '';
+  private keys = new Set<string>();
+
+  feed(chunk: Buffer): void {
+    const n = chunk.length;
+    let i = 0;
+    while (i < n && !this.found) {
+      if (this.inString) {
+        if (this.escapeNext) {
+          this.escapeNext = false;
+          if (this.isKey) this.key += chunk.toString('latin1', i, i + 1);
+          i++;
+          continue;
+        }
+        const q = chunk.indexOf(QUOTE, i);
+        const end = q === -1 ? n : q;
+        let j = end - 1;
+        while (j >= i && chunk[j] === BACKSLASH) j--;
+        const oddBackslashes = (end - 1 - j) % 2 === 1;
+        if (this.isKey && this.key.length < 4096) this.key += chunk.toString('latin1', i, end);
+        if (q === -1) {
+          this.escapeNext = oddBackslashes;
+          return;
+        }
+        i = q + 1;
+        if (oddBackslashes) {
+          if (this.isKey) this.key += '"';
+          continue;
+        }
+        this.inString = false;
+        if (this.isKey) {
+          if (this.keys.has(this.key)) this.found = true;
+          this.keys.add(this.key);
+        }
+        continue;
+      }
+      const c = chunk[i++]!;
+      if (c === QUOTE) {
+        this.inString = true;
+        this.isKey = this.depth === 1 && this.expectKey;
+        this.expectKey = false;
+        this.key = '';
+      } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+        if (++this.depth === 1) this.keys.clear();
+        this.expectKey = c === 0x7b && this.depth === 1;
+      } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) this.depth--;
+      else if (c === 0x2c /* , */) this.expectKey = this.depth === 1;
+      else if (c === NL || c === CR) this.depth = 0; // a line end outside a string ends the record, whatever came before
+    }
+  }
+}
