@@ -159,8 +159,8 @@ describe('hostile imports (real DuckDB, real files)', () => {
       ['/dev/zero', 'a character device'],
       [zero, 'a character device'],
     ]) {
-      // Before the check, open() on the FIFO blocked forever (and /dev/zero grew without end): the timeout turns that into a failure.
-      const r = spawnSync(process.execPath, [bin, 'import', target!, '--format', 'verl', '--store', store], { encoding: 'utf8', timeout: 20_000 });
+      // Before the check, open() on the FIFO blocked forever, deaf to SIGTERM (and /dev/zero grew without end): the timeout turns that into a failure.
+      const r = spawnSync(process.execPath, [bin, 'import', target!, '--format', 'verl', '--store', store], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' });
       assert.equal(r.error, undefined, `${target}: ${String(r.error)}`);
       assert.equal(r.status, 1, r.stderr);
       assert.match(r.stderr, new RegExp(`${target}: ${kind}, not a regular file; import reads regular files only \\(copy the data into a file first\\)`));
