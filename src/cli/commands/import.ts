@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { FORMATS, type FieldMapping, type FormatName } from '../../core/store/importers';
 import { ImportError } from '../../core/store/rows';
 import type { OnError } from '../../core/store/store';
@@ -44,6 +44,7 @@ export const importCommand: Command = {
     map: { type: 'string', description: 'field mapping for --format jsonl, e.g. prompt=question,response=answer' },
     mapping: { type: 'string', description: 'field mapping as a JSON file or inline JSON' },
     samples: { type: 'string', description: 'for --format jsonl: fields each holding one sample of the prompt' },
+    verdicts: { type: 'string', description: 'SWE-bench run summary (resolved_ids, unresolved_ids, error_ids…) or report.json with the verdicts of SWE trajectories' },
     json: { type: 'boolean', description: 'print the summary as JSON' },
     ...STORE_FLAG,
   },
@@ -56,6 +57,8 @@ export const importCommand: Command = {
     const split = flagString(flags, 'split');
     if (split && split !== 'train' && split !== 'val') throw new UsageError('--split must be train or val');
     const mapping = parseMapping(flags);
+    const verdicts = flagString(flags, 'verdicts');
+    if (verdicts && !existsSync(verdicts)) throw new UsageError(`--verdicts: ${verdicts}: no such file (give the SWE-bench run summary, e.g. <model>.<run_id>.json, or a report.json)`);
     if (format === 'jsonl' && !mapping) throw new UsageError('--format jsonl needs a field mapping: --map prompt=FIELD[,response=FIELD,…] or --mapping FILE');
 
     const abort = new AbortController();
@@ -71,6 +74,7 @@ export const importCommand: Command = {
           format: format as FormatName | undefined,
           onError: onError as OnError,
           mapping,
+          verdicts,
           signal: abort.signal,
           onProgress: flags.json || !process.stderr.isTTY ? undefined : ({ file, rollouts }) => process.stderr.write(`  ${rollouts} rollouts from ${file}\r`),
         }),

@@ -20,6 +20,8 @@ export interface ImportOptions {
   format?: FormatName;
   onError?: OnError;
   mapping?: FieldMapping;
+  /** A SWE-bench run summary or report holding the verdicts (see importers/sweVerdicts.ts). */
+  verdicts?: string;
   /** Checked between records: an aborted import leaves the store as it was. */
   signal?: AbortSignal;
   onProgress?: (p: { file: string; rollouts: number }) => void;
@@ -401,7 +403,7 @@ export class RolloutStore {
     let badRecords = 0;
     let lastPrompt: string | null = null;
     let lastPromptHash = '';
-    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, tables: this.tables(), content, onChunk })) {
+    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, verdicts: opts.verdicts, tables: this.tables(), content, onChunk })) {
       if (opts.signal?.aborted) throw new ImportError(file, item.at.line ?? null, 'the import was interrupted; nothing was recorded');
       if (item.at.endOffset !== undefined) endOffset = item.at.endOffset;
       if (item.at.line !== undefined) endLine = item.at.line;

@@ -36,6 +36,8 @@ export interface ReadOptions {
   /** 1-based line number at `startOffset`. */
   startLine?: number;
   mapping?: FieldMapping;
+  /** A SWE-bench run summary or report to take verdicts from (CLI `--verdicts`), instead of looking beside the files. */
+  verdicts?: string;
   tables: TableReader;
   /**
    * The file's bytes, when the store already read them (whole-document formats: it
