@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
-import type { Split } from '../model';
+import type { Split, TaskDomain } from '../model';
 import { loadDuckDB } from './duckdb';
 import { discover, readHead } from './importers';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
@@ -20,6 +20,10 @@ export interface ImportOptions {
   format?: FormatName;
   onError?: OnError;
   mapping?: FieldMapping;
+  /** The runs' task domain, whatever the format (CLI `--domain`). */
+  domain?: TaskDomain;
+  /** The domain of runs whose format does not say (the harness manifest's). */
+  fallbackDomain?: TaskDomain | null;
   /** A SWE-bench run summary or report holding the verdicts (see importers/sweVerdicts.ts). */
   verdicts?: string;
   /** Checked between records: an aborted import leaves the store as it was. */
@@ -267,7 +271,7 @@ export class RolloutStore {
       if (seen.has(file)) continue;
       seen.add(file);
       const run = opts.run ?? defaultRunName(f.root);
-      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root) });
+      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root), domain: opts.domain ?? f.importer.domain ?? opts.fallbackDomain ?? null });
       todo.push({ file, importer: f.importer, run });
     }
     const add = (r: FileImportResult) => {
@@ -344,7 +348,7 @@ export class RolloutStore {
     }
     a.closeSync();
     for (const [run, r] of batch.runs) {
-      await this.conn.run(`insert into runs values (?, ?, ?, ?, now()) on conflict do nothing`, [run, opts.version ?? null, r.framework, r.source]);
+      await this.conn.run(`insert into runs (id, version, framework, source, created_at, domain) values (?, ?, ?, ?, now(), ?) on conflict (id) do update set domain = coalesce(excluded.domain, runs.domain)`, [run, opts.version ?? null, r.framework, r.source, r.domain]);
     }
   }
 
@@ -703,7 +707,7 @@ interface Batch {
     steps: number;
     badRecords: number;
   }[];
-  runs: Map<string, { framework: string; source: string }>;
+  runs: Map<string, { framework: string; source: string; domain: TaskDomain | null }>;
 }
 
 interface RowContext {

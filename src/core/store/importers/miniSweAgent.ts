@@ -34,7 +34,7 @@ function actionsOf(m: Message): string[] {
   const calls = toolCalls(m);
   if (calls.length) return calls.map((c) => shellCommand(c.name, c.args) ?? (isRecord(c.args) && typeof c.args.command === 'string' ? c.args.command : '')).filter(Boolean);
   const { command, count } = extractBashBlock(contentText(m.content));
-  return count === 1 && command ? [command] : [];
+  return count === 1 ? [command ?? ''] : [];
 }
 
 /**
@@ -57,6 +57,7 @@ function actionsOf(m: Message): string[] {
 export const miniSweAgentImporter: Importer = {
   format: 'mini-swe-agent',
   description: 'mini-swe-agent 1.x and 2.x trajectories (<instance_id>.traj.json) with SWE-bench verdicts',
+  domain: 'swe',
   followable: false,
   matches(file, head) {
     // Keys come in any order and `info` (config, submission) can fill the first bytes.
@@ -105,8 +106,10 @@ export const miniSweAgentImporter: Importer = {
           sawTokens = true;
         }
         const commands = actionsOf(m);
+        // The harness can reject what looked like one command (1.x wants a ```bash block).
+        const rejected = isFormatError(msgs[i + 1]);
         if (!commands.length) steps.push({ ...base, role: 'assistant', actionKind: 'other', formatError: true, tokens });
-        commands.forEach((command, k) => steps.push({ ...base, role: 'assistant', actionKind: classifyCommand(command), command, tokens: k === 0 ? tokens : null }));
+        commands.forEach((command, k) => steps.push({ ...base, role: 'assistant', actionKind: classifyCommand(command), command, formatError: rejected, tokens: k === 0 ? tokens : null }));
       } else if (m.role === 'exit') {
         steps.push({ ...base, role: 'system', actionKind: 'other', observationBytes: bytes });
       } else {

@@ -1,4 +1,4 @@
-import type { Split } from '../../model';
+import type { Split, TaskDomain } from '../../model';
 import type { ImporterItem } from '../rows';
 
 export const FORMATS = ['verl', 'trl', 'skyrl', 'rllm', 'prime-rl', 'mini-swe-agent', 'swe-agent', 'jsonl'] as const;
@@ -72,6 +72,8 @@ export interface BulkPlan {
 export interface Importer {
   format: FormatName;
   description: string;
+  /** The task domain every file of this format holds (SWE trajectories), when the format says. */
+  domain?: TaskDomain;
   /** Line-oriented files can be followed while a run appends to them. */
   followable: boolean;
   /**
