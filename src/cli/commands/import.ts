@@ -49,7 +49,7 @@ function parseMapping(flags: Record<string, string | boolean>): FieldMapping | u
 }
 
 export const importCommand: Command = {
-  summary: 'import rollout dumps (verl, TRL, SkyRL, rLLM, prime-rl, mini-swe-agent, SWE-agent, JSONL) into the store',
+  summary: 'import rollout dumps (verl, TRL, SkyRL, rLLM, prime-rl, verifiers, mini-swe-agent, SWE-agent, JSONL) into the store',
   usage: 'evotrainer import PATH... [options]',
   flags: {
     run: { type: 'string', description: 'run the rollouts belong to (default: the name of the path)' },

@@ -271,7 +271,7 @@ export class RolloutStore {
       if (seen.has(file)) continue;
       seen.add(file);
       const run = opts.run ?? defaultRunName(f.root);
-      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root), domain: opts.domain ?? f.importer.domain ?? opts.fallbackDomain ?? null });
+      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root), domain: opts.domain ?? f.importer.domainOf?.(f.file) ?? opts.fallbackDomain ?? null });
       todo.push({ file, importer: f.importer, run });
     }
     const add = (r: FileImportResult) => {

@@ -9,13 +9,14 @@ import { skyrlImporter } from './skyrl';
 import { sweAgentImporter } from './sweAgent';
 import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
+import { verifiersImporter } from './verifiers';
 import { verlImporter } from './verl';
 
 export type { FieldMapping, FormatName, Importer } from './types';
 export { FORMATS } from './types';
 
 /** Every importer, most specific layout first (auto-detection takes the first match). */
-export const IMPORTERS: Importer[] = [miniSweAgentImporter, sweAgentImporter, rllmImporter, trlImporter, skyrlImporter, primeRlImporter, verlImporter, genericJsonlImporter];
+export const IMPORTERS: Importer[] = [miniSweAgentImporter, sweAgentImporter, rllmImporter, trlImporter, skyrlImporter, primeRlImporter, verifiersImporter, verlImporter, genericJsonlImporter];
 
 export function importerFor(format: FormatName): Importer {
   const imp = IMPORTERS.find((i) => i.format === format);

@@ -44,6 +44,13 @@ export function shellCommand(name: string, args: unknown): string | null {
   return null;
 }
 
+/** A non-shell tool call as a command line: its name, then its arguments as JSON. */
+export function toolCallText(call: ToolCall): string {
+  const empty = call.args === undefined || call.args === null || (isRecord(call.args) && !Object.keys(call.args).length);
+  const args = empty ? '' : typeof call.args === 'string' ? call.args : JSON.stringify(call.args);
+  return args ? `${call.name || 'tool'} ${args}` : call.name || 'tool';
+}
+
 /** Text of a message content: a string, or the text parts of a content list. */
 export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;

@@ -57,7 +57,7 @@ function actionsOf(m: Message): string[] {
 export const miniSweAgentImporter: Importer = {
   format: 'mini-swe-agent',
   description: 'mini-swe-agent 1.x and 2.x trajectories (<instance_id>.traj.json) with SWE-bench verdicts',
-  domain: 'swe',
+  domainOf: () => 'swe',
   followable: false,
   matches(file, head) {
     // Keys come in any order and `info` (config, submission) can fill the first bytes.

@@ -25,7 +25,7 @@ import type { Split } from '../../model';
 import { ImportError, type ImporterItem, type RolloutRecord, type StepRecord } from '../rows';
 import { classifyCommand } from './actions';
 import { readJsonLines } from './jsonLines';
-import { contentText, shellCommand, toolCalls } from './messages';
+import { contentText, shellCommand, toolCallText, toolCalls } from './messages';
 import { clip, describeType, isRecord, posix } from './util';
 import type { Importer, ReadOptions } from './types';
 
@@ -34,7 +34,7 @@ const PATH = /(?:^|\/)rollouts\/step_(\d+)\/(?:(train|eval)\/(all|effective)\/tr
 type Message = { role: string; content: unknown } & Record<string, unknown>;
 type Record_ = Record<string, unknown>;
 
-interface Context {
+export interface Context {
   step: number;
   /** train or eval from the path (`…/train/…`, `…/eval/…`). */
   pathSplit: Split | null;
@@ -84,8 +84,8 @@ const OUTPUT_MAPPED = new Set(['prompt', 'completion', 'reward', 'metrics', 'exa
 /** Per-token data, too large to keep per rollout and not needed for queries. */
 const OUTPUT_DROPPED = new Set(['trajectory']);
 
-/** A verifiers RolloutOutput (+ prime-rl metadata) as a RolloutRecord. */
-function fromOutput(v: Record_, ctx: Context): RolloutRecord | string {
+/** A verifiers RolloutOutput (+ prime-rl metadata) as a RolloutRecord, or what is wrong with it. */
+export function fromOutput(v: Record_, ctx: Context): RolloutRecord | string {
   const prompt = textOrMessages(v['prompt']);
   if (typeof prompt === 'object' && 'invalid' in prompt) return `prompt${prompt.invalid}`;
   const error = v['error'];
@@ -258,7 +258,7 @@ function toSteps(messages: Message[]): StepRecord[] | undefined {
         const command = shellCommand(call.name, call.args);
         // A non-shell tool is an action of its own; only a `submit` tool name is telling.
         const actionKind = command !== null ? classifyCommand(command) : classifyCommand(call.name) === 'submit' ? 'submit' : 'other';
-        steps.push({ ...base, role: 'assistant', actionKind, command });
+        steps.push({ ...base, role: 'assistant', actionKind, command: command ?? toolCallText(call) });
       }
     } else if (m.role === 'tool' || m.role === 'user') {
       steps.push({ ...base, role: m.role, actionKind: 'observation', observationBytes: Buffer.byteLength(contentText(m.content), 'utf8') });

@@ -46,7 +46,7 @@ const ACI_NAVIGATE = new Set(['goto', 'scroll_up', 'scroll_down']);
 export const sweAgentImporter: Importer = {
   format: 'swe-agent',
   description: 'SWE-agent trajectories (<instance_id>.traj): action/observation steps, exit status and submission',
-  domain: 'swe',
+  domainOf: () => 'swe',
   followable: false,
   matches(file: string, head: string): boolean {
     // `.traj.json` is mini-swe-agent's, handled by its own importer.

@@ -1,7 +1,7 @@
 import type { Split, TaskDomain } from '../../model';
 import type { ImporterItem } from '../rows';
 
-export const FORMATS = ['verl', 'trl', 'skyrl', 'rllm', 'prime-rl', 'mini-swe-agent', 'swe-agent', 'jsonl'] as const;
+export const FORMATS = ['verl', 'trl', 'skyrl', 'rllm', 'prime-rl', 'verifiers', 'mini-swe-agent', 'swe-agent', 'jsonl'] as const;
 export type FormatName = (typeof FORMATS)[number];
 
 /** Declared field mapping for the generic JSONL importer (dotted paths into each record). */
@@ -72,8 +72,8 @@ export interface BulkPlan {
 export interface Importer {
   format: FormatName;
   description: string;
-  /** The task domain every file of this format holds (SWE trajectories), when the format says. */
-  domain?: TaskDomain;
+  /** The task domain of a file's rollouts, when the format says (SWE trajectories; a verifiers env). */
+  domainOf?(file: string): TaskDomain | null;
   /** Line-oriented files can be followed while a run appends to them. */
   followable: boolean;
   /**
