@@ -109,7 +109,10 @@ export const importCommand: Command = {
         if (unchanged) out(`${unchanged} file(s) unchanged since their last import.`);
         if (imported.some((f) => f.resumed)) out(`${imported.filter((f) => f.resumed).length} live file(s) continued from where the last import stopped.`);
         if (summary.badRecords) out(`${summary.badRecords} malformed record(s) ${onError === 'quarantine' ? 'kept in the quarantine table' : 'skipped'}.`);
-        if (summary.ignored.length) out(`${summary.ignored.length} file(s) not in a known dump format were ignored.`);
+        if (summary.ignored.length) {
+          out(`${summary.ignored.length} file(s) not imported:`);
+          for (const f of summary.ignored) out(`  ${f.file}: ${f.reason}`);
+        }
       }
       return 0;
     } catch (err) {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
 import type { Split, TaskDomain } from '../model';
 import { loadDuckDB } from './duckdb';
-import { discover, readHead } from './importers';
+import { discover, readHead, type IgnoredFile } from './importers';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
 import { ImportError, isBad, type RolloutRecord } from './rows';
 import { DDL, NO_ANSWER_SQL, SCHEMA_VERSION } from './schema';
@@ -51,7 +51,8 @@ export interface FileImportResult {
 
 export interface ImportSummary {
   files: FileImportResult[];
-  ignored: string[];
+  /** Files of the given folders not imported, each with the reason. */
+  ignored: IgnoredFile[];
   rollouts: number;
   steps: number;
   badRecords: number;

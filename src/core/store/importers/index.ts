@@ -9,6 +9,7 @@ import { skyrlImporter } from './skyrl';
 import { sweAgentImporter } from './sweAgent';
 import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
+import { posix } from './util';
 import { verifiersImporter } from './verifiers';
 import { verlImporter } from './verl';
 
@@ -26,6 +27,36 @@ export function importerFor(format: FormatName): Importer {
 
 const DATA_FILE = /\.(jsonl|json|parquet|traj)$/;
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.evotrainer', '__pycache__']);
+
+/** The files a format is read from, when `--format` forces it on a folder whatever the layout. */
+const FORMAT_FILES: Record<FormatName, { re: RegExp; kind: string }> = {
+  verl: { re: /\.jsonl$/, kind: '*.jsonl' },
+  trl: { re: /\.parquet$/, kind: '*.parquet' },
+  skyrl: { re: /\.jsonl$/, kind: '*.jsonl' },
+  rllm: { re: /(?<!\.traj)\.json$/, kind: '*.json' },
+  'prime-rl': { re: /\.jsonl$/, kind: '*.jsonl' },
+  verifiers: { re: /\.jsonl$/, kind: '*.jsonl' },
+  'mini-swe-agent': { re: /\.traj\.json$/, kind: '*.traj.json' },
+  'swe-agent': { re: /\.traj$/, kind: '*.traj' },
+  jsonl: { re: /\.jsonl$/, kind: '*.jsonl' },
+};
+
+/** A file of a dump folder that is not imported, and why. */
+export interface IgnoredFile {
+  file: string;
+  reason: string;
+}
+
+/** Why a file found in a folder is not imported: what it is when we know, else what to do. */
+function whyIgnored(file: string, head: string, forced: Importer | undefined): string {
+  const name = path.basename(file);
+  if (name === 'metadata.json' && /"(env|env_id)"\s*:/.test(head)) return 'vf-eval metadata: read with the results.jsonl beside it';
+  if (/"(resolved_ids|unresolved_ids|error_ids)"\s*:/.test(head)) return 'a SWE-bench run summary: read for the verdicts of the trajectories beside it';
+  if (/\.report\.json$|(^|\/)report\.json$/.test(posix(file))) return 'a SWE-bench report: read for the verdict of its trajectory';
+  if (forced) return `--format ${forced.format} reads ${FORMAT_FILES[forced.format].kind} files`;
+  if (/\.jsonl$/.test(name)) return 'JSONL in no known layout: import it with --format jsonl --map prompt=FIELD,… (or --format FORMAT)';
+  return `not in a known dump format (${IMPORTERS.filter((i) => i.format !== 'jsonl').map((i) => i.format).join(', ')}); pass --format to read it as one`;
+}
 
 export interface DiscoveredFile {
   file: string;
@@ -61,11 +92,12 @@ async function walk(dir: string, out: string[]): Promise<void> {
  * Finds the files under the given paths and the importer of each: `format` when given,
  * otherwise by the trainer's dump layout and the first bytes. A file named explicitly
  * that no importer recognizes is an error; unrecognized files inside a directory are
- * listed as ignored (reports, configs, …).
+ * listed as ignored, each with the reason (reports, configs, …). `format` on a directory
+ * takes every file of that format's kind, whatever the layout.
  */
-export async function discover(paths: string[], format?: FormatName): Promise<{ files: DiscoveredFile[]; ignored: string[] }> {
+export async function discover(paths: string[], format?: FormatName): Promise<{ files: DiscoveredFile[]; ignored: IgnoredFile[] }> {
   const files: DiscoveredFile[] = [];
-  const ignored: string[] = [];
+  const ignored: IgnoredFile[] = [];
   const forced = format ? importerFor(format) : undefined;
   for (const root of paths) {
     let st;
@@ -81,11 +113,14 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
       // JSONL lines can be long (verl's score comes after the full response); documents say what they are early.
       const ext = path.extname(file);
       const text = ext === '.parquet' ? '' : readHead(file, ext === '.jsonl' ? 64 * 1024 : 8 * 1024);
-      const importer = forced && (forced.matches(file, text) || forced.format === 'jsonl' || !st.isDirectory()) ? forced : forced ? undefined : IMPORTERS.find((i) => i.matches(file, text));
+      // --format on a folder: every file of the format's kind, whatever the layout, except
+      // the verdict and metadata files that go with the rollouts.
+      const forcedHere = forced && (!st.isDirectory() || forced.matches(file, text) || (FORMAT_FILES[forced.format].re.test(posix(file)) && !/"(resolved_ids|unresolved_ids|error_ids)"\s*:/.test(text) && path.basename(file) !== 'metadata.json'));
+      const importer = forced ? (forcedHere ? forced : undefined) : IMPORTERS.find((i) => i.matches(file, text));
       if (importer) files.push({ file, importer, root });
       else if (!st.isDirectory()) {
         throw new Error(`${file}: not a recognized rollout dump (${IMPORTERS.filter((i) => i.format !== 'jsonl').map((i) => i.format).join(', ')}); pass --format, or --format jsonl with --map for other JSONL`);
-      } else ignored.push(file);
+      } else ignored.push({ file, reason: whyIgnored(file, text, forced) });
     }
   }
   return { files, ignored };
