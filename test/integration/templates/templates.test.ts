@@ -238,7 +238,9 @@ describe('code template', () => {
     for (const t of ['test_accepted', 'test_wrong_answer_with_partial_credit', 'test_compile_error', 'test_runtime_error', 'test_time_limit', 'test_memory_limit',
       'test_exits_early_before_printing', 'test_prints_nothing', 'test_raises_after_printing_the_right_answer',
       'test_writes_into_the_checkers_folder', 'test_overwrites_the_reward_module', 'test_monkeypatches_then_writes', 'test_disarms_the_audit_hook',
-      'test_reads_the_expected_outputs_from_disk', 'test_kills_the_parent', 'test_starts_processes', 'test_network', 'test_native_code']) {
+      'test_reads_the_expected_outputs_from_disk', 'test_kills_the_parent', 'test_starts_processes', 'test_network', 'test_native_code',
+      'test_plants_a_module_in_the_interpreters_library', 'test_changes_folder_out_of_the_sandbox', 'test_reads_metadata_outside_the_sandbox',
+      'test_catching_the_cpu_limit_signal_is_still_a_time_limit', 'test_tolerance_never_applies_to_integers', 'test_tolerance_never_passes_nan_or_infinity']) {
       assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
     }
   });
@@ -246,8 +248,11 @@ describe('code template', () => {
   it('holds without namespaces too (the fallback where unshare is not permitted)', () => {
     const iso = python(dir, ['reward/compute_score.py']);
     assert.equal(iso.status, 0, iso.stderr);
-    const info = JSON.parse(iso.stdout) as { network: boolean; unshare: string | null; user: string };
+    const info = JSON.parse(iso.stdout) as { network: boolean; unshare: string | null; user: string; read_only_root: boolean };
     console.log(`code sandbox isolation on this machine: ${JSON.stringify(info)}`);
+    // where this machine allows a mount namespace (CI runs as root), the candidate gets a read-only root
+    const mountNs = spawnSync('unshare', ['--mount', 'true']).status === 0 || spawnSync('unshare', ['--user', '--map-root-user', '--mount', 'true']).status === 0;
+    assert.equal(info.read_only_root, mountNs, `read_only_root ${info.read_only_root}, but unshare --mount ${mountNs ? 'works' : 'does not work'} here`);
     const { ran } = unittests(dir, { EVOTRAINER_SANDBOX_UNSHARE: '0' });
     assert.ok(ran >= 30);
   });
@@ -260,12 +265,17 @@ describe('swe template', () => {
     dir = await init('swe', base);
   });
 
-  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted or skipped failing test; scrub leaves no history', () => {
+  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted or skipped failing test, runner shadowing, printed passes, framework patching, test-config plugins; scrub leaves no history', () => {
+    // the exploit tests run the real pytest too
+    const pytest = python(dir, ['-m', 'pytest', '--version']);
+    assert.equal(pytest.status, 0, `python3 -m pytest is missing (${pytest.stderr.trim()}): install pytest (Debian: apt-get install python3-pytest)`);
     const { ran, names } = unittests(dir);
     assert.ok(ran >= 15, `ran ${ran}`);
     for (const t of ['test_correct_fix_resolves', 'test_wrong_fix_does_not', 'test_patch_that_does_not_apply', 'test_patch_deleting_the_failing_test_earns_nothing',
       'test_patch_skipping_the_failing_test_earns_nothing', 'test_correct_fix_plus_test_edits_earns_nothing', 'test_patching_the_test_framework_earns_nothing',
-      'test_compute_score_and_report_file', 'test_scrubbed_workspace_has_no_history', 'test_unscrubbed_workspace_leaks_the_fix']) {
+      'test_compute_score_and_report_file', 'test_scrubbed_workspace_has_no_history', 'test_unscrubbed_workspace_leaks_the_fix',
+      'test_correct_fix_resolves_under_pytest', 'test_a_module_shadowing_the_test_runner_earns_nothing', 'test_printing_passing_lines_earns_nothing',
+      'test_patching_the_framework_out_of_sight_earns_nothing', 'test_a_plugin_added_to_the_test_configuration_earns_nothing', 'test_test_paths_and_test_configuration']) {
       assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
     }
     const cfg = JSON.parse(readFileSync(path.join(dir, 'env', 'config.json'), 'utf8')) as { environment: { scrub_git_history: boolean } };
