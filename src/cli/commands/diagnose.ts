@@ -8,7 +8,7 @@ import { evaluateRules } from '../../core/diagnose/rules';
 import { validateMetric } from '../../core/diagnose/validate';
 import { UsageError } from '../args';
 import { flagString, out, type Command } from '../command';
-import { SCOPE_FLAGS, scopeFromFlags } from '../scope';
+import { requireRolloutsInScope, SCOPE_FLAGS, scopeFromFlags } from '../scope';
 import { STORE_FLAG, withStore } from '../store';
 import { findHarnessRoot } from '../../core/harness/locate';
 import { evaluateUserDiagnostics, formatProblem } from '../../core/diagnose/userDiagnostics';
@@ -63,6 +63,7 @@ export const health: Command = {
     const scope = scopeFromFlags(flags);
     const root = harnessOf(flags);
     const { report, problems } = await withStore(flags, async (s) => {
+      await requireRolloutsInScope(s, scope);
       const report = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       if (!root) return { report, problems: [] as string[] };
       const user = await evaluateUserDiagnostics(s, root, scope, { health: report, trust: Boolean(flags.trust) });
@@ -81,6 +82,7 @@ export const diagnose: Command = {
   async run(flags) {
     const scope = scopeFromFlags(flags);
     const result = await withStore(flags, async (s) => {
+      await requireRolloutsInScope(s, scope);
       const root = harnessOf(flags);
       const h = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       const series = await computeSeries(s, scope);
@@ -125,6 +127,7 @@ export const metric: Command = {
     if (!names.length) throw new UsageError('name a metric, or pass --all');
     const scope = scopeFromFlags(flags);
     const results = await withStore(flags, async (s) => {
+      await requireRolloutsInScope(s, scope);
       const rs = [];
       for (const n of names) {
         try {
