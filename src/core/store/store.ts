@@ -1,9 +1,12 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
 import type { Split } from '../model';
 import { loadDuckDB } from './duckdb';
+import { discoverCurves } from './curves';
+import { importCurves, type CurveImportSummary } from './curves/import';
+import { hashPrefix } from './hashing';
 import { discover, readHead } from './importers';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
 import { ImportError, isBad, type RolloutRecord } from './rows';
@@ -45,6 +48,8 @@ export interface FileImportResult {
 
 export interface ImportSummary {
   files: FileImportResult[];
+  /** Training curves found among the paths (console logs, metrics files, event files). */
+  curves?: CurveImportSummary;
   ignored: string[];
   rollouts: number;
   steps: number;
@@ -243,8 +248,11 @@ export class RolloutStore {
    * loses the uncommitted transaction; a failure rolls it back.
    */
   async import(paths: string[], opts: ImportOptions = {}): Promise<ImportSummary> {
-    const { files, ignored } = await discover(paths, opts.format);
-    const summary: ImportSummary = { files: [], ignored, rollouts: 0, steps: 0, badRecords: 0 };
+    // Training curves (logs, event files) go to their own importer; a file named explicitly is not a rollout dump.
+    const curves = discoverCurves(paths);
+    const curveFiles = new Set(curves.map((c) => c.file));
+    const { files, ignored } = await discover(paths.filter((p) => !curveFiles.has(path.resolve(p))), opts.format);
+    const summary: ImportSummary = { files: [], ignored: ignored.filter((f) => !curveFiles.has(path.resolve(f))), rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
     const batch: Batch = {
       nextImportId: base + 1,
@@ -294,6 +302,7 @@ export class RolloutStore {
       summary.files.sort((a, b) => todo.findIndex((t) => t.file === a.file) - todo.findIndex((t) => t.file === b.file));
       await writer.close();
       await this.record(batch, opts);
+      if (curves.length) summary.curves = await importCurves(this.conn, curves, { run: opts.run, version: opts.version, signal: opts.signal, defaultRun: defaultRunName });
       trace('recorded');
       await this.conn.run('commit');
       trace('committed');
@@ -887,12 +896,6 @@ async function hashAndCount(file: string): Promise<{ hash: string; lines: number
   return { hash: hash.digest('hex'), lines, last };
 }
 
-/** sha256 state after the first `length` bytes (not yet digested, so it can go on). */
-async function hashPrefix(file: string, length: number): Promise<Hash> {
-  const h = createHash('sha256');
-  if (length > 0) for await (const chunk of createReadStream(file, { start: 0, end: length - 1 }) as AsyncIterable<Buffer>) h.update(chunk);
-  return h;
-}
 
 /** DuckDB hands back BIGINT as bigint; the store's numbers all fit in a double. */
 function normalizeRow(row: Record<string, unknown>): Record<string, unknown> {
