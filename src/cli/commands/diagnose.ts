@@ -36,8 +36,8 @@ function thresholdsOf(root: string | null): ThresholdOverrides | undefined {
 const fmt = (v: number | null, unit: string) => (v === null ? 'not available' : unit === 'ratio' ? `${(v * 100).toFixed(1)}%` : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
 
 function healthText(h: HealthReport): string {
-  const lines = [`Health of ${describeScope(h.scope)}: ${h.rollouts} rollouts in ${h.groups} groups`, ''];
-  if (!h.rollouts) return `No rollouts in ${describeScope(h.scope)}. Import some with \`evotrainer import PATH\`.`;
+  const lines = [`Health of ${describeScope(h.scope)}: ${h.rollouts} rollouts in ${h.groups} groups${h.curvePoints ? `; ${h.curvePoints} training-curve values` : ''}`, ''];
+  if (!h.rollouts && !h.curvePoints) return `No rollouts or training curves in ${describeScope(h.scope)}. Import some with \`evotrainer import PATH\` (rollout dumps, or the trainer's log, metrics file or event files).`;
   for (const dim of ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure'] as const) {
     const ms = h.metrics.filter((x) => x.dimension === dim);
     if (!ms.length) continue;
