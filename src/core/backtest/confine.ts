@@ -11,9 +11,11 @@ import path from 'node:path';
  *   pass; HOME and TMPDIR point into the worker's scratch folder. API keys, tokens, cloud
  *   credentials and the rest of the user's environment do not reach it;
  * - where Linux permits `unshare` (as root, or in an unprivileged user namespace): no
- *   network (a network namespace of its own), and a mount namespace of its own in which
- *   every mount is read-only except the version's tree copy and the scratch folder — the
- *   harness checkout, the home folder and the rest of the machine cannot be written;
+ *   network (a network namespace of its own), a PID namespace of its own (no other process
+ *   to signal), and a mount namespace of its own in which every mount is read-only except
+ *   the version's tree copy and the scratch folder — the harness checkout, the home folder
+ *   and the rest of the machine cannot be written — with every capability dropped, so that
+ *   nothing can be remounted read-write again;
  * - its memory cap (RLIMIT_AS, the manifest's `backtest.memory_mb`) and no core files.
  *
  * Where `unshare` is not permitted (or EVOTRAINER_BACKTEST_UNSHARE=0), the worker runs with the
@@ -102,7 +104,8 @@ async function probe(python: string, worker: string): Promise<WorkerIsolation> {
   try {
     const env = scrubbedEnv(dir);
     const tries: string[] = [];
-    for (const prefix of [['unshare', '--mount', '--net'], ['unshare', '--user', '--map-root-user', '--mount', '--net']]) {
+    const isolate = ['--mount', '--net', '--pid', '--fork', '--kill-child'];
+    for (const prefix of [['unshare', ...isolate], ['unshare', '--user', '--map-root-user', ...isolate]]) {
       const r = await exitCode([...prefix, python, worker, '--probe', dir, outer], env);
       if (r.code === 0) {
         return { network: true, readOnlyRoot: true, environment: 'scrubbed', prefix, detail: `harness code ran with no network, a read-only filesystem except its tree copy and scratch folder, and a scrubbed environment (${ENV_ALLOW.join(', ')}, LC_*)` };

@@ -11,9 +11,10 @@ protocol; harness code that prints writes to stderr instead):
         | trajectory (keep_trajectory(rollout) -> bool)
   {"op": "call", "id": B, "name": N, "items": [...], "timeout": seconds}
 
-Confinement (src/core/backtest/confine.ts): started inside `unshare --mount --net`, with
-"writable" in its config, the worker remounts every mount read-only except those folders
-(the version's tree copy and its scratch folder) before any harness code loads.
+Confinement (src/core/backtest/confine.ts): started inside `unshare --mount --net --pid`,
+with "writable" in its config, the worker remounts every mount read-only except those
+folders (the version's tree copy and its scratch folder), then drops every capability,
+before any harness code loads.
 `worker.py --probe DIR NAMESPACE` checks that this holds here; `worker.py --script CONFIG FILE`
 runs a harness script (a script metric) under the same confinement. It never remounts anything in
 the mount namespace it was started from (NAMESPACE, /proc/self/ns/mnt of the starter).
@@ -36,6 +37,7 @@ import time
 import traceback
 
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, CAPABILITY_VERSION_3 = 38, 24, 0x20080522
 KEPT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21, "strictatime": 1 << 24}
 
 
@@ -76,10 +78,27 @@ def confine(writable, outer_namespace):
         except OSError as e:
             if e.errno not in (errno.ENOENT, errno.EACCES):  # hidden under another mount
                 raise
+    # Then no capabilities (none to regain through setuid programs either): the harness code
+    # cannot remount anything read-write again, nor mount, nor signal outside its PID namespace.
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+    cap = 0
+    while libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
+        cap += 1  # until EINVAL: past the last capability
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Sets(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    if libc.capset(ctypes.byref(Header(CAPABILITY_VERSION_3, 0)), (Sets * 2)()) != 0:
+        raise OSError(ctypes.get_errno(), "capset: could not drop the capabilities")
 
 
 def probe(folder, outer_namespace):
-    """Exit 0 when confinement holds: `folder` writable, its parent read-only, no network."""
+    """Exit 0 when confinement holds: `folder` writable, its parent read-only (and no way to
+    remount it read-write), no network."""
     confine([folder], outer_namespace)
     open(os.path.join(folder, "probe"), "w").close()
     try:
@@ -88,6 +107,10 @@ def probe(folder, outer_namespace):
     except OSError as e:
         if e.errno != errno.EROFS:
             raise
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).mount(None, b"/", None, ctypes.c_ulong(MS_REMOUNT | MS_BIND), None) == 0:
+        sys.exit("the root could be remounted read-write")
     import socket
 
     try:
@@ -107,8 +130,6 @@ def run_script(config, script):
     """A harness script (a script metric) run as `python3 SCRIPT` would, confined first."""
     if config.get("writable"):
         confine(config["writable"], config.get("outer_mount_namespace"))
-    for m in [m for m in sys.modules if m.split(".")[0] in ("ctypes", "_ctypes")]:
-        del sys.modules[m]
     import runpy
 
     sys.argv = [script]
@@ -137,8 +158,6 @@ if CONFIG.get("writable"):
         confine(CONFIG["writable"], CONFIG.get("outer_mount_namespace"))
     except OSError as e:
         sys.exit("could not confine the backtest worker: %s" % e)
-    for m in [m for m in sys.modules if m.split(".")[0] in ("ctypes", "_ctypes")]:
-        del sys.modules[m]
 ROOT = CONFIG.get("root") or os.getcwd()
 os.chdir(ROOT)
 if ROOT not in sys.path:

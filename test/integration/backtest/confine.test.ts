@@ -18,7 +18,7 @@ import { tempDir } from '../../helpers/tmp';
 const SECRETS = { EVOTRAINER_LLM_API_KEY: 'sk-test-not-a-real-key', OPENAI_API_KEY: 'sk-test-2', AWS_SECRET_ACCESS_KEY: 'aws-test', GITHUB_TOKEN: 'ghp_test' };
 
 const PROBE = `
-import json, os, socket
+import ctypes, json, os, socket, subprocess
 
 def write(p):
     try:
@@ -37,6 +37,15 @@ def look(t):
         seen["network"] = True
     except OSError:
         seen["network"] = False
+    # undo the read-only root: with the mount program, then with the system call
+    subprocess.run(["mount", "-o", "remount,bind,rw", "/"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ctypes.CDLL(None).mount(None, b"/", None, ctypes.c_ulong(32 | 4096), None)
+    seen["checkout_after_remount"] = write(os.path.join(t["checkout"], "written-after-remount"))
+    try:
+        os.kill(t["host_pid"], 0)  # the test process: outside the worker's PID namespace
+        seen["signal"] = True
+    except OSError:
+        seen["signal"] = False
     return seen
 
 def compute_score(data_source, solution_str, ground_truth, extra_info=None):
@@ -52,6 +61,8 @@ interface Seen {
   tree: number;
   scratch: number;
   network: number;
+  checkout_after_remount: number;
+  signal: number;
 }
 
 /** Does this machine let a process have its own mount and network namespaces (as CI runs: root)? */
@@ -91,7 +102,7 @@ describe('backtest workers run harness code confined', () => {
   async function probe(elsewhere: string): Promise<{ seen: Seen; pool: WorkerPool }> {
     const pool = await WorkerPool.start({ root: tree, workers: 1, timeoutSeconds: 10, functions: [{ name: 'probe', path: 'reward/probe.py', function: 'compute_score', kind: 'verl' }] });
     try {
-      const truth = JSON.stringify({ secret_names: Object.keys(SECRETS), checkout, elsewhere, port });
+      const truth = JSON.stringify({ secret_names: Object.keys(SECRETS), checkout, elsewhere, port, host_pid: process.pid });
       const [r] = await pool.map('probe', [{ data_source: 'x', solution_str: 'x', ground_truth: truth, extra_info: null }]);
       assert.equal(r!.error, null, String(r!.error));
       return { seen: (r!.value as { seen: Seen }).seen, pool };
@@ -116,6 +127,9 @@ describe('backtest workers run harness code confined', () => {
       assert.equal(seen.elsewhere, 0, `harness code wrote ${elsewhere}`);
       assert.equal(existsSync(elsewhere), false);
       assert.equal(seen.network, 0, 'harness code reached the network');
+      assert.equal(seen.checkout_after_remount, 0, 'harness code remounted the root read-write and wrote into the checkout');
+      assert.equal(existsSync(path.join(checkout, 'written-after-remount')), false);
+      assert.equal(seen.signal, 0, 'harness code could signal a process outside its PID namespace');
       assert.equal(connections, 0);
       assert.match(pool.isolation.detail, /no network, a read-only filesystem except its tree copy and scratch folder, and a scrubbed environment/);
     }
