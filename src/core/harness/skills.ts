@@ -4,6 +4,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import type { Skill, SkillCategory, VersionId } from '../model';
 import { checkBoundary, checkSingleFactor, type BoundaryViolation, type FactorCheck } from './boundary';
+import { shJoin, shQuote } from '../jobs/quote';
 import { analyzeChanges } from './changes';
 import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from './evidence';
 import { casRef, git, gitOut, oneLine, ZERO_OID } from './git';
@@ -320,12 +321,12 @@ export function conflictPathsFromApply(stderr: string): string[] {
 export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions): Promise<ApplyOutcome> {
   const r = skill.record;
   const op = operationInProgress(h.gitDir) ?? (h.gitDir !== h.commonDir ? operationInProgress(h.commonDir) : null);
-  if (op) return { outcome: 'operation-in-progress', operation: op, next: `a ${op} is in progress in ${h.cwd}; ${OPERATION_NEXT_STEP[op]}, then rerun \`evotrainer skill apply ${r.id} --onto ${o.onto}\`` };
+  if (op) return { outcome: 'operation-in-progress', operation: op, next: `a ${op} is in progress in ${h.cwd}; ${OPERATION_NEXT_STEP[op]}, then rerun \`${shJoin(['evotrainer', 'skill', 'apply', r.id, '--onto', o.onto])}\`` };
   if (o.checkout) {
     const dirty = await dirtyPaths(h.cwd);
     if (dirty.length) return { outcome: 'dirty-worktree', files: dirty, next: `${h.cwd} has uncommitted changes (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}); commit or stash them, or apply without --checkout (or with --worktree)` };
   }
-  if (!r.patch.trim()) return { outcome: 'empty', next: `skill ${r.id} carries no patch; apply its intervention by hand in a new version (\`evotrainer version new --parent ${o.onto} … --worktree\`)` };
+  if (!r.patch.trim()) return { outcome: 'empty', next: `skill ${r.id} carries no patch; apply its intervention by hand in a new version (\`evotrainer version new --parent ${shQuote(o.onto)} … --worktree\`)` };
   await reconcile(h);
   const ledger = await readLedger(h);
   const onto = requireEntry(ledger, o.onto);
@@ -350,7 +351,8 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
         outcome: 'conflict',
         files: files.length ? files : ['(git apply gave no file; see the patch)'],
         patchFile,
-        next: `nothing was changed. The intervention of ${r.id} conflicts with ${onto.id} in ${files.join(', ')}. To adapt it by hand: \`evotrainer version new --parent ${onto.id} --hypothesis "${r.intervention.hypothesis}" --target-metric ${r.intervention.target_metric} --success "${r.intervention.success}" --layer ${r.intervention.layer} --worktree\`, then in that worktree \`git apply --3way "${patchFile}"\` (or --reject), resolve, and \`evotrainer version commit vN\``,
+        // The skill's texts come from a skill file (perhaps another team's): every word of a command to paste is quoted.
+        next: `nothing was changed. The intervention of ${r.id} conflicts with ${onto.id} in ${files.join(', ')}. To adapt it by hand: \`${shJoin(['evotrainer', 'version', 'new', '--parent', onto.id, '--hypothesis', r.intervention.hypothesis, '--target-metric', r.intervention.target_metric, '--success', r.intervention.success, '--layer', r.intervention.layer, '--worktree'])}\`, then in that worktree \`${shJoin(['git', 'apply', '--3way', patchFile])}\` (or --reject), resolve, and \`evotrainer version commit vN\``,
       };
     }
     tree = await gitOut(h.root, ['write-tree'], { env });

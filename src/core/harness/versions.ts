@@ -7,6 +7,7 @@ import { readLedger, requireEntry, updateLedger, versionNumber, type Evidence, t
 import { casRef, git, gitOut, oneLine, parseTrailers, revParse, ZERO_OID } from './git';
 import { dirtyPaths, EVO_PREFIX, HarnessError, listWorktrees, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, PROMOTED_REF, WORKTREES_DIR, type Harness } from './repo';
 import { testPause } from './testHooks';
+import { shQuote } from '../jobs/quote';
 
 export const LAYERS: readonly Layer[] = ['reward', 'filter', 'environment', 'signal', 'behavior', 'diagnostics', 'infra', 'data'];
 
@@ -243,7 +244,7 @@ export async function commitVersion(h: Harness, id: string, o: CommitOptions = {
   if (entry.status !== 'proposed') throw new HarnessError(`${id} is ${entry.status}; only a proposed version takes its intervention commit — start a new version with \`evotrainer version new --parent ${id}\``);
   if (entry.commit !== entry.base) throw new HarnessError(`${id} already has its intervention commit ${entry.commit.slice(0, 12)} (one single-factor commit per version); put a further change in a new version with --parent ${id}`);
   const wt = await checkoutOf(h, entry);
-  if (!wt) throw new HarnessError(`${id} (${entry.branch}) is not checked out anywhere; run \`evotrainer version worktree ${id}\` (or \`git switch ${entry.branch}\`), make the change there, then rerun`);
+  if (!wt) throw new HarnessError(`${id} (${entry.branch}) is not checked out anywhere; run \`evotrainer version worktree ${id}\` (or \`git switch ${shQuote(entry.branch)}\`), make the change there, then rerun`);
   const wgit = (await gitOut(wt, ['rev-parse', '--path-format=absolute', '--git-dir'])).trim();
   const op = operationInProgress(wgit);
   if (op) throw new HarnessError(`a ${op} is in progress in ${wt}; ${OPERATION_NEXT_STEP[op]}, then rerun`);
