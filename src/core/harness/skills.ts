@@ -8,7 +8,7 @@ import { shJoin, shQuote } from '../jobs/quote';
 import { analyzeChanges } from './changes';
 import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from './evidence';
 import { casRef, git, gitOut, oneLine, ZERO_OID } from './git';
-import { dirtyPaths, HarnessError, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, type Harness, type Operation } from './repo';
+import { dirtyPaths, HarnessError, KEEP_PREFIX, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, type Harness, type Operation } from './repo';
 import { testPause } from './testHooks';
 import { addWorktree, LAYERS, reconcile, slugify, validBranchName } from './versions';
 
@@ -341,6 +341,7 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
   let tree: string;
   try {
     await git(h.root, ['read-tree', onto.commit], { env });
+    await testPause('skill-apply:in-throwaway-index');
     const reverse = await git(h.root, ['apply', '--cached', '--check', '--reverse', patchFile], { env, allowFail: true });
     if (reverse.code === 0) return { outcome: 'already-applied', next: `${onto.id} already contains the intervention of ${r.id}; nothing to do (its evidence can still be recorded from the version that has it)` };
     const applied = await git(h.root, ['apply', '--cached', '--3way', patchFile], { env, allowFail: true });
@@ -367,6 +368,10 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
   const factor = checkSingleFactor(changes, r.intervention.factor || null);
 
   let entry!: LedgerEntry;
+  let keep: string | null = null;
+  const dropKeep = async () => {
+    if (keep) await git(h.root, ['update-ref', '-d', keep], { allowFail: true });
+  };
   await updateLedger(h, async (l) => {
     const n = Math.max(-1, ...[...l.entries.keys()].map(versionNumber)) + 1;
     const id = `v${n}` as VersionId;
@@ -385,6 +390,9 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
     ];
     const message = `${id}: apply skill ${r.id}: ${oneLine(r.title)}`.slice(0, 100) + `\n\nTrigger: ${oneLine(r.trigger)}\nExpected: ${oneLine(r.expected_outcome)}\n\n${trailers.map(([k, v]) => `${k}: ${oneLine(v)}`).join('\n')}\n`;
     const commit = await gitOut(h.root, ['commit-tree', tree, '-p', onto.commit, '-F', '-'], { input: message, env: h.commitEnv });
+    // Until its branch exists, only the ledger names this commit, and `git gc` would prune it: a ref keeps it.
+    keep = `${KEEP_PREFIX}${process.pid}-${id}`;
+    await git(h.root, ['update-ref', '-m', `evotrainer: keep ${id} until its branch exists`, keep, commit]);
     entry = {
       schema: 1,
       id,
@@ -404,11 +412,15 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
       skill: { id: r.id, sourceCommit: r.intervention.source.commit },
     };
     return { entries: [entry], message: `${id}: proposed from ${onto.id} by applying skill ${r.id}` };
+  }).catch(async (err: unknown) => {
+    await dropKeep();
+    throw err;
   });
   await testPause('skill-apply:after-ledger');
   if (!(await casRef(h.root, `refs/heads/${entry.branch}`, entry.commit, ZERO_OID, `evotrainer: ${entry.id} skill ${r.id}`))) {
     throw new HarnessError(`could not create ${entry.branch}; the ledger has ${entry.id} — rerun any evotrainer command to restore it`);
   }
+  await dropKeep();
   let worktree: string | null = null;
   if (o.worktree) worktree = await addWorktree(h, entry);
   else if (o.checkout) await git(h.cwd, ['switch', '--quiet', entry.branch]);

@@ -1,11 +1,11 @@
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { GateDecision, Hypothesis, Intervention, Layer, VersionId, VersionStatus } from '../model';
 import { checkBoundary, checkSingleFactor, type BoundaryViolation, type FactorCheck } from './boundary';
 import { analyzeChanges, type ChangeSet } from './changes';
 import { readLedger, requireEntry, updateLedger, versionNumber, type Evidence, type LedgerEntry, type PromotedLine } from './evidence';
 import { casRef, git, gitOut, oneLine, parseTrailers, revParse, ZERO_OID } from './git';
-import { dirtyPaths, EVO_PREFIX, HarnessError, listWorktrees, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, PROMOTED_REF, WORKTREES_DIR, type Harness } from './repo';
+import { dirtyPaths, EVO_PREFIX, HarnessError, KEEP_PREFIX, listWorktrees, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, processAlive, PROMOTED_REF, WORKTREES_DIR, type Harness } from './repo';
 import { testPause } from './testHooks';
 import { shQuote } from '../jobs/quote';
 
@@ -59,6 +59,7 @@ export class SingleFactorError extends HarnessError {
  */
 export async function reconcile(h: Harness): Promise<string[]> {
   const repairs: string[] = [];
+  sweepThrowawayIndexes(h, repairs);
   const ledger = await readLedger(h);
   if (!ledger.head) return repairs;
   const refs = await branchTips(h);
@@ -91,8 +92,38 @@ export async function reconcile(h: Harness): Promise<string[]> {
       repairs.push(`evo/promoted (${tip?.slice(0, 12)}) differs from the ledger's promoted ${p.version} (${p.commit.slice(0, 12)}); it was moved by hand — promote a version to realign it`);
     }
   }
+  await dropKeepRefs(h);
   for (const r of repairs) h.onRepair?.(r);
   return repairs;
+}
+
+/** `evotrainer-apply-<pid>` / `evotrainer-index-<pid>` (and their .lock) of a command that was killed. */
+const THROWAWAY_INDEX = /^evotrainer-(?:apply|index)-(\d+)(?:\.lock)?$/;
+
+/** Removes the throwaway indexes of killed commands, in the common git dir and each worktree's. */
+function sweepThrowawayIndexes(h: Harness, repairs: string[]): void {
+  const worktrees = path.join(h.commonDir, 'worktrees');
+  const dirs = [h.commonDir, ...(existsSync(worktrees) ? readdirSync(worktrees).map((d) => path.join(worktrees, d)) : [])];
+  for (const dir of dirs) {
+    for (const f of existsSync(dir) ? readdirSync(dir) : []) {
+      const m = THROWAWAY_INDEX.exec(f);
+      if (!m || processAlive(Number(m[1]))) continue;
+      rmSync(path.join(dir, f), { force: true });
+      repairs.push(`removed ${path.join(dir, f)}, the throwaway index of an interrupted command`);
+    }
+  }
+}
+
+/**
+ * Drops keep-alive refs (see KEEP_PREFIX) whose command no longer runs: by now its commit
+ * has its branch (restored above from the ledger), or it never reached the ledger.
+ */
+async function dropKeepRefs(h: Harness): Promise<void> {
+  const refs = (await gitOut(h.root, ['for-each-ref', '--format=%(refname)', KEEP_PREFIX])).split('\n').filter(Boolean);
+  for (const ref of refs) {
+    const pid = Number(/^(\d+)-/.exec(ref.slice(KEEP_PREFIX.length))?.[1]);
+    if (!processAlive(pid)) await git(h.root, ['update-ref', '-d', ref], { allowFail: true });
+  }
 }
 
 /** Tips of `refs/heads/evo/*` by short branch name, and remote-tracking ones as `remote:evo/…`. */
