@@ -7,7 +7,7 @@ import { readLedger, requireEntry, updateLedger, versionNumber, type Evidence, t
 import { casRef, git, gitOut, oneLine, parseTrailers, revParse, ZERO_OID } from './git';
 import { dirtyPaths, EVO_PREFIX, HarnessError, KEEP_PREFIX, listWorktrees, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, processAlive, PROMOTED_REF, WORKTREES_DIR, type Harness } from './repo';
 import { testPause } from './testHooks';
-import { shQuote } from '../jobs/quote';
+import { shJoin, shQuote } from '../jobs/quote';
 
 export const LAYERS: readonly Layer[] = ['reward', 'filter', 'environment', 'signal', 'behavior', 'diagnostics', 'infra', 'data'];
 
@@ -71,7 +71,13 @@ export async function reconcile(h: Harness): Promise<string[]> {
       if (await revParse(h.root, `${target}^{commit}`)) {
         await casRef(h.root, `refs/heads/${e.branch}`, target, ZERO_OID, `evotrainer: restore ${e.id}`);
         repairs.push(`created branch ${e.branch} for ${e.id} (from the ledger)`);
-      } else repairs.push(`${e.id}: branch ${e.branch} and commit ${e.commit.slice(0, 12)} are both missing; fetch them from the remote that has them`);
+      } else if (e.status !== 'rejected') {
+        // Nothing here can rebuild the commit (git gc pruned it, or it was never fetched): the
+        // ledger keeps the entry, and rejecting it records the loss as its evidence.
+        repairs.push(
+          `${e.id}: branch ${e.branch} and commit ${e.commit.slice(0, 12)} are both missing; fetch them from a remote that has them, or, if none has (pruned by git gc after an interrupted command), record the loss: \`${shJoin(['evotrainer', 'reject', e.id, '--reason', `commit ${e.commit.slice(0, 12)} was lost before its branch existed`])}\``,
+        );
+      }
     } else if (tip !== e.commit && e.commit === e.base && e.status === 'proposed') {
       const info = await commitInfo(h, tip);
       if (info.trailers['Evo-Version'] === e.id && info.parents[0] === e.base) {
