@@ -4,19 +4,10 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ImportError } from '../../src/core/store/rows';
-import { RolloutStore } from '../../src/core/store/store';
+import { withStore } from '../helpers/store';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
 const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
-
-async function withStore<T>(file: string, fn: (s: RolloutStore) => Promise<T>): Promise<T> {
-  const s = await RolloutStore.open(file);
-  try {
-    return await fn(s);
-  } finally {
-    s.close();
-  }
-}
 
 /** A verl line; `fields` replaces or adds keys (given as raw JSON text, so that a value can be what JSON.stringify never writes). */
 function verlLine(i: number, fields: Record<string, string> = {}): string {
