@@ -391,6 +391,7 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
     const message = `${id}: apply skill ${r.id}: ${oneLine(r.title)}`.slice(0, 100) + `\n\nTrigger: ${oneLine(r.trigger)}\nExpected: ${oneLine(r.expected_outcome)}\n\n${trailers.map(([k, v]) => `${k}: ${oneLine(v)}`).join('\n')}\n`;
     const commit = await gitOut(h.root, ['commit-tree', tree, '-p', onto.commit, '-F', '-'], { input: message, env: h.commitEnv });
     // Until its branch exists, only the ledger names this commit, and `git gc` would prune it: a ref keeps it.
+    await dropKeep(); // a retry after a concurrent ledger write numbers the version anew
     keep = `${KEEP_PREFIX}${process.pid}-${id}`;
     await git(h.root, ['update-ref', '-m', `evotrainer: keep ${id} until its branch exists`, keep, commit]);
     entry = {
