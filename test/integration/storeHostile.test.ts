@@ -139,10 +139,10 @@ describe('hostile imports (real DuckDB, real files)', () => {
     await withStore(path.join(root, 's.duckdb'), async (s) => {
       const summary = await s.import([dir], { run: 'r' });
       assert.equal(summary.rollouts, 2);
-      assert.deepEqual(summary.skipped, [
-        `${path.join(dir, '2.jsonl')} (a broken symlink)`,
-        `${path.join(dir, '3.jsonl')} (a symlink to a directory, not followed)`,
-        `${path.join(dir, '4.jsonl')} (a named pipe (FIFO), not read)`,
+      assert.deepEqual(summary.ignored, [
+        { file: path.join(dir, '2.jsonl'), reason: 'a broken symlink' },
+        { file: path.join(dir, '3.jsonl'), reason: 'a symlink to a directory, not followed' },
+        { file: path.join(dir, '4.jsonl'), reason: 'a named pipe (FIFO), not read' },
       ]);
     });
   });

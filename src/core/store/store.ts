@@ -1,10 +1,13 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
-import type { Split } from '../model';
+import type { Split, TaskDomain } from '../model';
 import { loadDuckDB } from './duckdb';
-import { discover, readHead } from './importers';
+import { discoverCurves } from './curves';
+import { importCurves, type CurveImportSummary } from './curves/import';
+import { hashPrefix } from './hashing';
+import { discover, readHead, type IgnoredFile } from './importers';
 import { DuplicateKeyScan } from './importers/jsonLines';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
 import { ImportError, isBad, type ImportedRecord, type RolloutRecord, type SourcePosition } from './rows';
@@ -21,6 +24,12 @@ export interface ImportOptions {
   format?: FormatName;
   onError?: OnError;
   mapping?: FieldMapping;
+  /** The runs' task domain, whatever the format (CLI `--domain`). */
+  domain?: TaskDomain;
+  /** The domain of runs whose format does not say (the harness manifest's). */
+  fallbackDomain?: TaskDomain | null;
+  /** A SWE-bench run summary or report holding the verdicts (see importers/sweVerdicts.ts). */
+  verdicts?: string;
   /** Checked between records: an aborted import leaves the store as it was. */
   signal?: AbortSignal;
   onProgress?: (p: { file: string; rollouts: number }) => void;
@@ -46,9 +55,10 @@ export interface FileImportResult {
 
 export interface ImportSummary {
   files: FileImportResult[];
-  ignored: string[];
-  /** Data-file names not read, each with why: broken links, links to directories, FIFOs, devices. */
-  skipped: string[];
+  /** Files of the given folders not imported, each with the reason (also broken links, links to directories, FIFOs, devices). */
+  ignored: IgnoredFile[];
+  /** Training curves found among the paths (console logs, metrics files, event files). */
+  curves?: CurveImportSummary;
   rollouts: number;
   steps: number;
   badRecords: number;
@@ -246,8 +256,11 @@ export class RolloutStore {
    * loses the uncommitted transaction; a failure rolls it back.
    */
   async import(paths: string[], opts: ImportOptions = {}): Promise<ImportSummary> {
-    const { files, ignored, skipped } = await discover(paths, opts.format);
-    const summary: ImportSummary = { files: [], ignored, skipped, rollouts: 0, steps: 0, badRecords: 0 };
+    // Training curves (logs, event files) go to their own importer; a file named explicitly is not a rollout dump.
+    const curves = discoverCurves(paths);
+    const curveFiles = new Set(curves.map((c) => c.file));
+    const { files, ignored } = await discover(paths.filter((p) => !curveFiles.has(path.resolve(p))), opts.format);
+    const summary: ImportSummary = { files: [], ignored: ignored.filter((f) => !curveFiles.has(path.resolve(f.file))), rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
     const batch: Batch = {
       nextImportId: base + 1,
@@ -268,7 +281,7 @@ export class RolloutStore {
       if (seen.has(file)) continue;
       seen.add(file);
       const run = opts.run ?? defaultRunName(f.root);
-      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root) });
+      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root), domain: opts.domain ?? f.importer.domainOf?.(f.file) ?? opts.fallbackDomain ?? null });
       todo.push({ file, importer: f.importer, run });
     }
     const add = (r: FileImportResult) => {
@@ -301,6 +314,7 @@ export class RolloutStore {
       summary.files.sort((a, b) => todo.findIndex((t) => t.file === a.file) - todo.findIndex((t) => t.file === b.file));
       await writer.close();
       await this.record(batch, opts);
+      if (curves.length) summary.curves = await importCurves(this.conn, curves, { run: opts.run, version: opts.version, signal: opts.signal, defaultRun: defaultRunName });
       trace('recorded');
       await this.conn.run('commit');
       trace('committed');
@@ -352,7 +366,7 @@ export class RolloutStore {
     }
     a.closeSync();
     for (const [run, r] of batch.runs) {
-      await this.conn.run(`insert into runs values (?, ?, ?, ?, now()) on conflict do nothing`, [run, opts.version ?? null, r.framework, r.source]);
+      await this.conn.run(`insert into runs (id, version, framework, source, created_at, domain) values (?, ?, ?, ?, now(), ?) on conflict (id) do update set domain = coalesce(excluded.domain, runs.domain)`, [run, opts.version ?? null, r.framework, r.source, r.domain]);
     }
   }
 
@@ -412,7 +426,7 @@ export class RolloutStore {
     let badRecords = 0;
     let lastPrompt: string | null = null;
     let lastPromptHash = '';
-    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, tables: this.tables(), content, onChunk })) {
+    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, verdicts: opts.verdicts, tables: this.tables(), content, onChunk })) {
       if (opts.signal?.aborted) throw interrupted(file, item.at.line ?? null);
       if (item.at.endOffset !== undefined) endOffset = item.at.endOffset;
       if (item.at.line !== undefined) endLine = item.at.line;
@@ -726,7 +740,7 @@ interface Batch {
     steps: number;
     badRecords: number;
   }[];
-  runs: Map<string, { framework: string; source: string }>;
+  runs: Map<string, { framework: string; source: string; domain: TaskDomain | null }>;
 }
 
 interface RowContext {
@@ -918,12 +932,6 @@ async function hashAndCount(file: string, signal?: AbortSignal): Promise<{ hash:
   return { hash: hash.digest('hex'), lines, last, duplicateKeys: keys.found };
 }
 
-/** sha256 state after the first `length` bytes (not yet digested, so it can go on). */
-async function hashPrefix(file: string, length: number): Promise<Hash> {
-  const h = createHash('sha256');
-  if (length > 0) for await (const chunk of createReadStream(file, { start: 0, end: length - 1 }) as AsyncIterable<Buffer>) h.update(chunk);
-  return h;
-}
 
 function interrupted(file: string, line: number | null): ImportError {
   return new ImportError(file, line, 'the import was interrupted; nothing was recorded');
