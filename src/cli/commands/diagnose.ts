@@ -17,6 +17,7 @@ const FLAGS = {
   ...SCOPE_FLAGS,
   json: { type: 'boolean', description: 'print JSON' },
   harness: { type: 'string', description: 'harness repo with diagnostics/ (default: the one containing the working directory)' },
+  trust: { type: 'boolean', description: "run the harness's script metrics (diagnostics/metrics/*.py: harness code) on this machine" },
   ...STORE_FLAG,
 } as const;
 
@@ -64,7 +65,7 @@ export const health: Command = {
     const { report, problems } = await withStore(flags, async (s) => {
       const report = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       if (!root) return { report, problems: [] as string[] };
-      const user = await evaluateUserDiagnostics(s, root, scope, { health: report });
+      const user = await evaluateUserDiagnostics(s, root, scope, { health: report, trust: Boolean(flags.trust) });
       report.metrics.push(...user.metrics);
       report.alerts.push(...user.metrics.filter((m) => m.status === 'warning' || m.status === 'critical'));
       return { report, problems: user.problems.map(formatProblem) };
@@ -84,7 +85,7 @@ export const diagnose: Command = {
       const h = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       const series = await computeSeries(s, scope);
       const findings = evaluateRules({ health: h, series });
-      const user = root ? await evaluateUserDiagnostics(s, root, scope, { health: h, series }) : null;
+      const user = root ? await evaluateUserDiagnostics(s, root, scope, { health: h, series, trust: Boolean(flags.trust) }) : null;
       if (user) findings.push(...user.findings);
       const problems = [...(user?.problems.map(formatProblem) ?? []), ...(user?.notes ?? [])];
       await ensureFeatures(s);
