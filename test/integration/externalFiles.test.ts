@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { computeHealth, ensureFeatures, type HealthReport } from '../../src/core/diagnose/health';
 import { FAILURE_MODE_VIEW } from '../../src/core/diagnose/failureModes';
 import { RolloutStore } from '../../src/core/store/store';
-import { externalDir, requireSharedData } from '../helpers/data';
+import { externalDir, GSM8K_MAPPING, gsm8kFile, requireSharedData } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
 const value = (h: HealthReport, name: string) => h.metrics.find((m) => m.name === name)!.value;
@@ -137,6 +137,24 @@ describe('health and failure modes on third-party files', () => {
     try {
       assert.deepEqual(await s.all(`select correct, reward from rollouts`), [{ correct: true, reward: 1 }]);
       assert.deepEqual(await s.all(`select domain from runs`), [{ domain: 'code' }]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('a run whose format names no domain takes the harness manifest\'s; a SWE format keeps its own', async () => {
+    const harness = tempDir();
+    const manifest = readFileSync(path.join(repoRoot, 'test', 'fixtures', 'evolve', 'mini', 'evotrainer.yaml'), 'utf8').replace(/^domain: .*$/m, 'domain: mathematics');
+    writeFileSync(path.join(harness, 'evotrainer.yaml'), manifest);
+    const cli = (args: string[]) => spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'evotrainer.js'), ...args], { encoding: 'utf8', cwd: harness });
+    const store = path.join(harness, 'store.duckdb');
+    let r = cli(['import', gsm8kFile, '--format', 'jsonl', '--mapping', JSON.stringify(GSM8K_MAPPING), '--run', 'gsm8k', '--store', store]);
+    assert.equal(r.status, 0, r.stderr);
+    r = cli(['import', path.join(externalDir, 'mini-swe-agent-v2'), '--run', 'mini', '--store', store]);
+    assert.equal(r.status, 0, r.stderr);
+    const s = await RolloutStore.open(store);
+    try {
+      assert.deepEqual(await s.all(`select id, domain from runs order by id`), [{ id: 'gsm8k', domain: 'math' }, { id: 'mini', domain: 'swe' }]);
     } finally {
       s.close();
     }
