@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
+
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
 
 const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
 
@@ -12,7 +15,6 @@ describe('evotrainer health / diagnose in a harness (built CLI)', () => {
   const harness = tempDir('evotrainer-health-cli-');
   const cli = (args: string[]) => spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: harness });
   before(() => {
-    requireSharedData();
     writeFileSync(path.join(harness, 'evotrainer.yaml'), 'name: h\ndomain: swe\n');
     assert.equal(cli(['import', path.join(sweDir, 'trajs'), '--run', 'swe']).status, 0);
   });
@@ -60,5 +62,23 @@ describe('evotrainer health / diagnose in a harness (built CLI)', () => {
     const json = JSON.parse(cli(['diagnose', '--json']).stdout) as { findings: { rule: string }[]; failureModes: { failure_mode: string; n: number }[] };
     assert.deepEqual(json.findings.map((f) => f.rule), ['LEAK']);
     assert.equal(json.failureModes.reduce((a, m) => a + m.n, 0), 303);
+  });
+
+  it('a run, version or step range with no rollouts fails with what the store has, for health, diagnose and metric', () => {
+    for (const args of [['health', '--run', 'nosuchrun'], ['diagnose', '--version', 'v9'], ['metric', 'validate', 'turns', '--run', 'nosuchrun', '--steps', '3:4']]) {
+      const r = cli(args);
+      assert.equal(r.status, 1, `${args.join(' ')}: ${r.stdout}`);
+      assert.match(r.stderr, /^evotrainer \w+: no rollouts in (run "nosuchrun"|version "v9").*The store has run\(s\) swe \(303\): pick one with --run\/--version/);
+      assert.equal(r.stdout, '');
+    }
+  });
+
+  it('a reader that stops early (`rollouts show 42 | head -1`) ends the command quietly, exit 0, no EPIPE', () => {
+    // A real shell pipe into a real `head`, which exits after one line of the 139 kB.
+    const rc = path.join(harness, 'show.rc');
+    const r = spawnSync('sh', ['-c', '{ "$0" "$1" rollouts show 42; echo $? > "$2"; } | head -1', process.execPath, bin, rc], { cwd: harness, encoding: 'utf8' });
+    assert.equal(r.stdout, 'rollout 42  run swe  mini-swe-agent  step 0  val\n');
+    assert.equal(r.stderr, '');
+    assert.equal(readFileSync(rc, 'utf8').trim(), '0');
   });
 });

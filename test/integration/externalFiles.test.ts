@@ -15,13 +15,14 @@ const value = (h: HealthReport, name: string) => h.metrics.find((m) => m.name ==
  * Files other projects' tools wrote, imported as a user would, then read by health and the
  * failure modes: outcomes that no file records read "not available", never as failures.
  */
+requireSharedData();
+
 describe('health and failure modes on third-party files', () => {
   let store: RolloutStore;
   const modes = async (run: string) =>
     Object.fromEntries((await store.all<{ failure_mode: string; n: number }>(`select failure_mode, count(*)::int as n from rollout_failure_modes where run_id = ? group by 1`, [run])).map((r) => [r.failure_mode, r.n]));
 
   before(async () => {
-    requireSharedData();
     store = await RolloutStore.open(':memory:');
     await store.import([path.join(externalDir, 'mini-swe-agent-v2')], { run: 'mini2' });
     // SWE-agent's capture-the-flag demonstrations are not code-repair tasks: their own run, domain other.

@@ -9,6 +9,9 @@ import { requireSharedData, sweDir } from '../helpers/data';
 import { commandMix, writeTrajectory } from '../helpers/synth';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 /** test/fixtures/diagnostics/user-harness: two working metrics, two broken ones, two working rules, two broken ones. */
 const harness = path.join(repoRoot, 'test', 'fixtures', 'diagnostics', 'user-harness');
 const rel = (f: string) => path.relative(harness, f);
@@ -16,7 +19,6 @@ const rel = (f: string) => path.relative(harness, f);
 describe('user metrics and rules on the real SWE set', () => {
   let store: RolloutStore;
   before(async () => {
-    requireSharedData();
     store = await RolloutStore.open(':memory:');
     await store.import([path.join(sweDir, 'trajs')], { run: 'swe' });
     // Another run in the same store: scoped metrics must not see it.

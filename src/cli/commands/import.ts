@@ -4,6 +4,7 @@ import { findHarnessRoot } from '../../core/harness/locate';
 import { MANIFEST_FILE, parseManifest } from '../../core/harness/manifest';
 import { normalizeDomain, TASK_DOMAINS, type TaskDomain } from '../../core/model';
 import { FORMATS, type FieldMapping, type FormatName } from '../../core/store/importers';
+import { where, type CurveImportSummary } from '../../core/store/curves/import';
 import { ImportError } from '../../core/store/rows';
 import type { OnError } from '../../core/store/store';
 import { UsageError } from '../args';
@@ -48,8 +49,21 @@ function parseMapping(flags: Record<string, string | boolean>): FieldMapping | u
   return m as unknown as FieldMapping;
 }
 
+/** What the training-curve import did, with each skipped record's place (file:line, or file@byte offset). */
+function curvesText(c: CurveImportSummary): string {
+  const imported = c.files.filter((f) => f.status === 'imported');
+  const lines = [`Imported ${c.points} training-curve values from ${imported.length} file(s) (${[...new Set(imported.map((f) => f.format))].join(', ') || 'none new'}).`];
+  if (imported.some((f) => f.resumed)) lines.push(`${imported.filter((f) => f.resumed).length} log(s) still being written continued from where the last import stopped.`);
+  if (c.badRecords) {
+    lines.push(`${c.badRecords} malformed record(s) skipped (the rest of each file was read):`);
+    for (const p of c.problems.slice(0, 10)) lines.push(`  ${where(p)}: ${p.reason}`);
+    if (c.badRecords > 10) lines.push(`  … and ${c.badRecords - 10} more (--json lists the first ${c.problems.length})`);
+  }
+  return lines.join('\n');
+}
+
 export const importCommand: Command = {
-  summary: 'import rollout dumps (verl, TRL, SkyRL, rLLM, prime-rl, verifiers, mini-swe-agent, SWE-agent, JSONL) into the store',
+  summary: "import rollout dumps (verl, TRL, SkyRL, rLLM, prime-rl, verifiers, mini-swe-agent, SWE-agent, JSONL) and training curves (verl's console log and file logger, TensorBoard event files, MLflow's mlruns/) into the store",
   usage: 'evotrainer import PATH... [options]',
   flags: {
     run: { type: 'string', description: 'run the rollouts belong to (default: the name of the path)' },
@@ -112,7 +126,7 @@ export const importCommand: Command = {
       } else {
         const imported = summary.files.filter((f) => f.status === 'imported');
         const unchanged = summary.files.length - imported.length;
-        out(`\nImported ${summary.rollouts} rollouts (${summary.steps} steps) from ${imported.length} file(s) into ${storePath(flags)}`);
+        out(summary.files.length || !summary.curves ? `\nImported ${summary.rollouts} rollouts (${summary.steps} steps) from ${imported.length} file(s) into ${storePath(flags)}` : `\nInto ${storePath(flags)}:`);
         if (unchanged) out(`${unchanged} file(s) unchanged since their last import.`);
         if (imported.some((f) => f.resumed)) out(`${imported.filter((f) => f.resumed).length} live file(s) continued from where the last import stopped.`);
         if (summary.badRecords) out(`${summary.badRecords} malformed record(s) ${onError === 'quarantine' ? 'kept in the quarantine table' : 'skipped'}.`);
@@ -120,6 +134,7 @@ export const importCommand: Command = {
           out(`${summary.ignored.length} file(s) not imported:`);
           for (const f of summary.ignored) out(`  ${f.file}: ${f.reason}`);
         }
+        if (summary.curves) out(curvesText(summary.curves));
       }
       return 0;
     } catch (err) {

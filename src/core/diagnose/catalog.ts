@@ -1,7 +1,30 @@
 import type { Dimension, Metric, Threshold } from '../model';
 
-/** Where a metric's SQL is evaluated: over rollouts, groups, distinct reward values, or pairs of rollouts of one group. */
-export type MetricSource = 'rollouts' | 'groups' | 'rewards' | 'pairs';
+/**
+ * Where a metric's SQL is evaluated: over rollouts, groups, distinct reward values, pairs
+ * of rollouts of one group, or the trainer's logged curves (see CURVES).
+ */
+export type MetricSource = 'rollouts' | 'groups' | 'rewards' | 'pairs' | 'curves';
+
+/**
+ * The trainer curves the catalog reads, each under the names trainers log it, first
+ * match per run wins: verl (`actor/*`, `critic/*`), TRL (`entropy`, `kl`, `clip_ratio/…`),
+ * and the same keys as TensorBoard tags or MLflow metrics. Over a scope, a curve metric's
+ * SQL sees one row per (run, curve, step) with `name`, `value`, and `head` / `tail`:
+ * whether the step is in the first / last tenth of that run's logged steps (at least one).
+ */
+export const CURVES: Record<string, string[]> = {
+  entropy: ['actor/entropy', 'actor/entropy_loss', 'entropy', 'train/entropy', 'policy/entropy_avg'],
+  kl: ['actor/kl_loss', 'critic/kl', 'kl', 'objective/kl', 'train/kl'],
+  ppo_kl: ['actor/ppo_kl', 'policy/approxkl_avg'],
+  grad_norm: ['actor/grad_norm', 'grad_norm', 'train/grad_norm'],
+  clip_ratio: ['actor/pg_clipfrac', 'clip_ratio/region_mean', 'clip_ratio', 'train/clip_ratio', 'policy/clipfrac_avg'],
+  score: ['critic/score/mean', 'reward', 'train/reward', 'critic/rewards/mean'],
+};
+
+/** Mean of a curve over the last tenth of its logged steps. */
+const tail = (curve: string) => `avg(value) filter (where name = '${curve}' and tail)`;
+const head = (curve: string) => `avg(value) filter (where name = '${curve}' and head)`;
 
 export interface MetricDefinition extends Metric {
   source: MetricSource;
@@ -79,10 +102,26 @@ export const CATALOG: MetricDefinition[] = [
   m('max_same_tool_streak', 'efficiency', 'count', 'Longest run of consecutive calls to the same tool, per trajectory.', 'rollouts', 'avg(max_same_tool) filter (where has_steps)', { feature: 'max_same_tool' }),
   m('truncation_rate', 'efficiency', 'ratio', 'Share of responses stopped at the length limit.', 'rollouts', "avg(coalesce(stop_reason in ('length', 'truncated', 'max_tokens', 'max_length'), false)::int)", { thresholds: [warn('>', 0.15)], higherIsBetter: false }),
   m('observation_truncation_rate', 'behavior', 'ratio', 'Share of trajectories where the environment cut a command output (too long).', 'rollouts', 'avg((truncations > 0)::int) filter (where has_steps)', { feature: '(truncations > 0)::int' }),
-  // model state: only where a dump logs them (no importer stores log-probs yet).
+  // model state: from the trainer's curves (`evotrainer import` of its log, metrics file or
+  // event files); mean log-prob only where a dump logs it (no importer stores log-probs yet).
   m('mean_logprob', 'model_state', 'nats', 'Mean token log-probability (> −0.05: exploration collapse).', 'rollouts', 'null', { thresholds: [warn('>', -0.05)] }),
-  m('entropy', 'model_state', 'nats', 'Mean token entropy.', 'rollouts', 'null'),
-  m('kl', 'model_state', 'nats', 'KL to the reference policy.', 'rollouts', 'null'),
+  m('entropy', 'model_state', 'nats', "Mean token entropy, from the trainer's curve: mean over the last tenth of the logged steps.", 'curves', tail('entropy'), { higherIsBetter: true }),
+  m('entropy_drop', 'model_state', 'ratio', "How far entropy fell: 1 − (last tenth of the steps) / (first tenth). > 0.5 warning, > 0.8 critical: exploration collapse.", 'curves', `1 - ${tail('entropy')} / nullif(${head('entropy')}, 0)`, {
+    thresholds: [crit('>', 0.8), warn('>', 0.5)],
+    higherIsBetter: false,
+  }),
+  m('kl', 'model_state', 'nats', "KL to the reference policy (the trainer's KL loss or in-reward KL), last tenth of the steps.", 'curves', tail('kl')),
+  m('ppo_kl', 'model_state', 'nats', 'Approximate KL between the policy before and after each update, last tenth of the steps.', 'curves', tail('ppo_kl')),
+  m('grad_norm', 'model_state', 'score', 'Gradient norm of the policy update, last tenth of the steps.', 'curves', tail('grad_norm')),
+  m('grad_norm_growth', 'model_state', 'score', 'Gradient norm, last tenth of the steps over the first tenth (> 10: the updates are blowing up).', 'curves', `${tail('grad_norm')} / nullif(${head('grad_norm')}, 0)`, {
+    thresholds: [warn('>', 10)],
+    higherIsBetter: false,
+  }),
+  m('clip_ratio', 'model_state', 'ratio', 'Share of tokens whose policy ratio was clipped (PPO / GRPO clip fraction), last tenth of the steps (> 0.2: updates too large).', 'curves', tail('clip_ratio'), {
+    thresholds: [warn('>', 0.2)],
+    higherIsBetter: false,
+  }),
+  m('train_score_change', 'results', 'score', "Change of the trainer's logged score (mean reward of the training batches): last tenth of the steps minus the first tenth.", 'curves', `${tail('score')} - ${head('score')}`, { higherIsBetter: true }),
   // test structure
   m('fail_to_pass_tests', 'test_structure', 'count', 'FAIL_TO_PASS tests per task (SWE-bench verdicts).', 'rollouts', 'avg(fail_to_pass_tests)', { feature: 'fail_to_pass_tests', domains: ['swe'] }),
   // domain extras

@@ -1,9 +1,12 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
 import type { Split, TaskDomain } from '../model';
 import { loadDuckDB } from './duckdb';
+import { discoverCurves } from './curves';
+import { importCurves, type CurveImportSummary } from './curves/import';
+import { hashPrefix } from './hashing';
 import { discover, readHead, type IgnoredFile } from './importers';
 import { DuplicateKeyScan } from './importers/jsonLines';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
@@ -54,6 +57,8 @@ export interface ImportSummary {
   files: FileImportResult[];
   /** Files of the given folders not imported, each with the reason (also broken links, links to directories, FIFOs, devices). */
   ignored: IgnoredFile[];
+  /** Training curves found among the paths (console logs, metrics files, event files). */
+  curves?: CurveImportSummary;
   rollouts: number;
   steps: number;
   badRecords: number;
@@ -251,8 +256,11 @@ export class RolloutStore {
    * loses the uncommitted transaction; a failure rolls it back.
    */
   async import(paths: string[], opts: ImportOptions = {}): Promise<ImportSummary> {
-    const { files, ignored } = await discover(paths, opts.format);
-    const summary: ImportSummary = { files: [], ignored, rollouts: 0, steps: 0, badRecords: 0 };
+    // Training curves (logs, event files) go to their own importer; a file named explicitly is not a rollout dump.
+    const curves = discoverCurves(paths);
+    const curveFiles = new Set(curves.map((c) => c.file));
+    const { files, ignored } = await discover(paths.filter((p) => !curveFiles.has(path.resolve(p))), opts.format);
+    const summary: ImportSummary = { files: [], ignored: ignored.filter((f) => !curveFiles.has(path.resolve(f.file))), rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
     const batch: Batch = {
       nextImportId: base + 1,
@@ -306,6 +314,7 @@ export class RolloutStore {
       summary.files.sort((a, b) => todo.findIndex((t) => t.file === a.file) - todo.findIndex((t) => t.file === b.file));
       await writer.close();
       await this.record(batch, opts);
+      if (curves.length) summary.curves = await importCurves(this.conn, curves, { run: opts.run, version: opts.version, signal: opts.signal, defaultRun: defaultRunName });
       trace('recorded');
       await this.conn.run('commit');
       trace('committed');
@@ -923,12 +932,6 @@ async function hashAndCount(file: string, signal?: AbortSignal): Promise<{ hash:
   return { hash: hash.digest('hex'), lines, last, duplicateKeys: keys.found };
 }
 
-/** sha256 state after the first `length` bytes (not yet digested, so it can go on). */
-async function hashPrefix(file: string, length: number): Promise<Hash> {
-  const h = createHash('sha256');
-  if (length > 0) for await (const chunk of createReadStream(file, { start: 0, end: length - 1 }) as AsyncIterable<Buffer>) h.update(chunk);
-  return h;
-}
 
 function interrupted(file: string, line: number | null): ImportError {
   return new ImportError(file, line, 'the import was interrupted; nothing was recorded');

@@ -10,6 +10,9 @@ import { checkManifest, EVAL_HASH_PATTERN, hashContent } from '../../../src/core
 import { gsm8kFile, requireSharedData } from '../../helpers/data';
 import { repoRoot, tempDir } from '../../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 // The math, code and swe harness templates: `evotrainer init --template X` through the
 // engine, then each harness's own Python tests (real python3, real git, the real sandbox),
 // its diagnostics as the engine loads them, its Slurm job, and the math reward against the
@@ -104,7 +107,6 @@ describe('math template', () => {
   const dump = path.join(tempDir('evotrainer-math-dump-'), 'rollout_data');
   let dir: string;
   before(async () => {
-    requireSharedData();
     dir = await init('math', base);
   });
 

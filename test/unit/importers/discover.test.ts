@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { discover } from '../../../src/core/store/importers';
 import { externalDir, requireSharedData } from '../../helpers/data';
 import { tempDir } from '../../helpers/tmp';
 
+requireSharedData();
+
 describe('discovering the files of a dump folder', () => {
-  before(requireSharedData);
 
   it('names every file it skips with the reason', async () => {
     const { files, ignored } = await discover([path.join(externalDir, 'swe-agent'), path.join(externalDir, 'verifiers', 'wordle')]);

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { miniSweAgentImporter } from '../../../src/core/store/importers/miniSweAgent';
 import { requireSharedData, sweDir } from '../../helpers/data';
 import { readAll } from '../../helpers/importers';
 import { tempDir } from '../../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 describe('mini-swe-agent importer (real trajectories)', () => {
-  before(requireSharedData);
   const file = path.join(sweDir, 'trajs', 'astropy__astropy-12907.traj.json');
 
   it('pins the fields of a real resolved trajectory and its SWE-bench verdict', async () => {

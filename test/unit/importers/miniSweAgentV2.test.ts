@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { miniSweAgentImporter } from '../../../src/core/store/importers/miniSweAgent';
 import { externalDir, requireSharedData } from '../../helpers/data';
 import { readAll } from '../../helpers/importers';
@@ -15,8 +15,9 @@ async function record(file: string, verdicts?: string) {
   return good[0]!.record;
 }
 
+requireSharedData();
+
 describe('mini-swe-agent 2.x importer (tool calling, trajectory_format mini-swe-agent-1.1)', () => {
-  before(requireSharedData);
 
   it('reads the real 2.3 trajectory: one tool call per turn, tool observations, no format errors', async () => {
     // Figures counted from the file with a python3 one-off: 130 messages (system, task,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { discover } from '../../../src/core/store/importers';
 import { verifiersImporter } from '../../../src/core/store/importers/verifiers';
 import { externalDir, requireSharedData } from '../../helpers/data';
@@ -17,8 +17,9 @@ async function records(file: string) {
   return good.map((g) => g.record);
 }
 
+requireSharedData();
+
 describe('verifiers importer (real vf-eval outputs)', () => {
-  before(requireSharedData);
 
   it('detects results.jsonl beside metadata.json as verifiers, and the env names the domain', async () => {
     for (const f of [MATH, WORDLE]) assert.deepEqual((await discover([f])).files.map((x) => x.importer.format), ['verifiers']);
