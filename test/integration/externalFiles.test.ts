@@ -9,13 +9,14 @@ import { RolloutStore } from '../../src/core/store/store';
 import { externalDir, GSM8K_MAPPING, gsm8kFile, requireSharedData } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
+requireSharedData();
+
 const value = (h: HealthReport, name: string) => h.metrics.find((m) => m.name === name)!.value;
 
 /**
  * Files other projects' tools wrote, imported as a user would, then read by health and the
  * failure modes: outcomes that no file records read "not available", never as failures.
  */
-requireSharedData();
 
 describe('health and failure modes on third-party files', () => {
   let store: RolloutStore;

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sweAgentImporter } from '../../../src/core/store/importers/sweAgent';
 import { externalDir, requireSharedData } from '../../helpers/data';
 import { readAll } from '../../helpers/importers';
 
+requireSharedData();
+
 const demo = (dir: string) => path.join(externalDir, 'swe-agent', 'demos', dir, 'marshmallow-code__marshmallow-1867.traj');
 
 describe('SWE-agent importer on SWE-agent\'s own function-calling replays', () => {
-  before(requireSharedData);
-
   it('reads each tool call as one action, with its kind, and the submitted patch', async () => {
     // The actions, first lines, listed with a python3 one-off from the files.
     const cases: [string, string[]][] = [
