@@ -149,7 +149,7 @@ export const metric: Command = {
         lines.push(`${r.metric.padEnd(28)} ${r.error}`);
         continue;
       }
-      lines.push(`${r.metric.padEnd(28)} ${`${r.auc.toFixed(3)} [${r.aucCi[0].toFixed(2)}, ${r.aucCi[1].toFixed(2)}]`.padEnd(22)} ${`${r.effectSize.toFixed(2)} [${r.effectCi[0].toFixed(2)}, ${r.effectCi[1].toFixed(2)}]`.padEnd(24)} ${r.meanSuccess.toFixed(2)} vs ${r.meanFailure.toFixed(2)} (n=${r.successes}/${r.failures})`);
+      lines.push(`${r.metric.padEnd(28)} ${`${r.auc.toFixed(3)} [${r.aucCi[0].toFixed(2)}, ${r.aucCi[1].toFixed(2)}]`.padEnd(22)} ${`${r.effectSize.toFixed(2)} [${r.effectCi[0].toFixed(2)}, ${r.effectCi[1].toFixed(2)}]`.padEnd(24)} ${fmt(r.meanSuccess, r.unit)} vs ${fmt(r.meanFailure, r.unit)} (n=${r.successes}/${r.failures})`);
     }
     out(lines.join('\n'));
     return 0;
