@@ -11,13 +11,14 @@ export function sharedDataPaths(root) {
     dir,
     swe: path.join(dir, 'swe-mini-swe-agent'),
     gsm8k: path.join(dir, 'gsm8k-model-solutions', 'example_model_solutions.dev.jsonl'),
+    external: path.join(dir, 'external'),
   };
 }
 
 /** The one-line reason the shared data cannot be used, or null when it is there. @param {string} root */
 export function sharedDataProblem(root) {
   const p = sharedDataPaths(root);
-  const missing = [p.swe, p.gsm8k].filter((f) => !existsSync(f));
+  const missing = [p.swe, p.gsm8k, p.external].filter((f) => !existsSync(f));
   if (!missing.length) return null;
   return `the shared test data is missing: expected ${missing.join(' and ')} ` +
     `(../shared/data beside the project root; see "Tests" in README.md)`;

@@ -1,5 +1,5 @@
 import { describeFlags, parseArgs, UsageError } from './args';
-import type { Command } from './command';
+import { guardTerminalOutput, type Command } from './command';
 import { backtest, gate } from './commands/backtest';
 import { diagnose, health, metric } from './commands/diagnose';
 import { evolveCommand } from './commands/evolve';
@@ -51,6 +51,7 @@ function endQuietlyOnClosedPipe(): void {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  guardTerminalOutput();
   endQuietlyOnClosedPipe();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {

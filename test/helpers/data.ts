@@ -7,6 +7,8 @@ const paths = sharedDataPaths(repoRoot);
 export const sharedData = paths.dir;
 export const sweDir = paths.swe;
 export const gsm8kFile = paths.gsm8k;
+/** Files other projects' tools wrote (SWE-agent, mini-swe-agent 2.x, verifiers), byte for byte; see its README. */
+export const externalDir = paths.external;
 
 /**
  * Fails loudly (never skips) when the shared data is not beside the checkout. A test file

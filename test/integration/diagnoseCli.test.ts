@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { requireSharedData, sweDir } from '../helpers/data';
@@ -24,6 +24,30 @@ describe('evotrainer health / diagnose in a harness (built CLI)', () => {
     assert.equal(turns(), 'ok', 'the default: warn above 50 turns (the SWE mean is 40.7)');
     writeFileSync(path.join(harness, 'evotrainer.yaml'), 'name: h\ndomain: swe\nthresholds:\n  turns: { warning: 30 }\n');
     assert.equal(turns(), 'warning');
+  });
+
+  it('runs the harness\'s script metrics (harness code) only with --trust; without, each is reported with its file and how to allow it', () => {
+    const metrics = path.join(harness, 'diagnostics', 'metrics');
+    mkdirSync(metrics, { recursive: true });
+    // its value can only come from running it
+    writeFileSync(path.join(metrics, 'ran_here.py'), '# description: shows that harness code ran\nimport json, sys\nsys.stdin.read()\nprint(json.dumps({"value": 7}))\n');
+    const ran = (stdout: string) => /ran_here\s+7\.000|"name": "ran_here"/.test(stdout);
+    try {
+      for (const cmd of [['health'], ['health', '--json'], ['diagnose'], ['diagnose', '--json']]) {
+        const r = cli(cmd);
+        assert.equal(r.status, 0, r.stderr);
+        assert.equal(ran(r.stdout), false, `\`evotrainer ${cmd.join(' ')}\` ran harness code without --trust`);
+        assert.match(r.stdout, /ran_here\.py: a script metric runs harness code on this machine: pass --trust to run it/, cmd.join(' '));
+      }
+      const r = cli(['health', '--json', '--trust']);
+      assert.equal(r.status, 0, r.stderr);
+      const health = JSON.parse(r.stdout) as { metrics: { name: string; value: number | null }[]; problems: string[] };
+      assert.equal(health.metrics.find((m) => m.name === 'ran_here')?.value, 7, 'with --trust the script runs');
+      assert.deepEqual(health.problems, []);
+      assert.ok(ran(cli(['health', '--trust']).stdout), 'health --trust (text)');
+    } finally {
+      rmSync(path.join(harness, 'diagnostics'), { recursive: true, force: true });
+    }
   });
 
   it('diagnose prints findings and failure modes, text and JSON', () => {

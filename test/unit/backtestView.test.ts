@@ -47,6 +47,7 @@ function report(stats: ReturnType<typeof computeStats> | null, over: Partial<Bac
     summary: 'v2 vs v1 [reward_rescore]: PASS',
     wallSeconds: 1.25,
     throughput: 100,
+    isolation: null,
     ...over,
   };
 }

@@ -67,11 +67,11 @@ export class HealthApp extends LitElement {
         ${status === 'loading' ? html`<vscode-progress-ring aria-label="Computing"></vscode-progress-ring>` : nothing}
         <vscode-button icon="refresh" ?disabled=${status === 'loading'} @click=${() => host.send(RefreshHealthCommand, undefined)}>Refresh</vscode-button>
       </header>
-      <div class="meta">${store ?? 'no store'}${report ? ` · ${report.rollouts} rollouts in ${report.groups} groups` : ''}</div>
+      <div class="meta">${store ?? 'no store'}${report ? ` · ${report.rollouts} rollouts in ${report.groups} groups${report.curvePoints ? ` · ${report.curvePoints} training-curve values` : ''}` : ''}</div>
       ${this.scopePicker()}
       ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="health-message">${error}</p>` : nothing}
-      ${status === 'empty' && !error ? html`<p class="meta" data-testid="health-message">No rollouts yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}
-      ${report && report.rollouts ? this.body(report.metrics, findings, failureModes) : nothing}
+      ${status === 'empty' && !error ? html`<p class="meta" data-testid="health-message">No rollouts or training curves yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}
+      ${report && (report.rollouts || report.curvePoints) ? this.body(report.metrics, findings, failureModes) : nothing}
     `;
   }
 

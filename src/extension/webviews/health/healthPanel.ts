@@ -101,7 +101,7 @@ export class HealthPanel {
       const scope = chosen.scope;
       const report = await computeHealth(store, scope);
       const scoped = { ...base, scope: chosen.key, scopes };
-      if (!report.rollouts) return { ...scoped, status: 'empty', report, error: null };
+      if (!report.rollouts && !report.curvePoints) return { ...scoped, status: 'empty', report, error: null };
       const findings = evaluateRules({ health: report, series: await computeSeries(store, scope) });
       await ensureFeatures(store);
       await store.conn.run(FAILURE_MODE_VIEW);
