@@ -32,7 +32,7 @@ async function synthesize(): Promise<void> {
   try {
     const t = performance.now();
     await store.conn.run(`insert into imports (id, path, format, run_id, status) values (1, 'synthetic', 'mini-swe-agent', 'bench', 'committed')`);
-    await store.conn.run(`insert into runs values ('bench', null, 'mini-swe-agent', 'synthetic', now()) on conflict do nothing`);
+    await store.conn.run(`insert into runs (id, version, framework, source, created_at) values ('bench', null, 'mini-swe-agent', 'synthetic', now()) on conflict do nothing`);
     await store.conn.run(`
       insert into rollout_rows
       select i + 1, 1, 'run-' || (i % 4), 'v' || (i % 3), 'mini-swe-agent', i // 1000, 'train', 'task-' || (i % 5000), 'g-' || (i // 8), (i % 8)::integer,
