@@ -10,6 +10,7 @@ import { computeStats, formatStats, type BacktestStats, type ScoredRollout, type
 import { workerIsolation, type WorkerIsolation } from './confine';
 import { BacktestError, WorkerPool, workerScript, type CallResult, type FunctionSpec } from './pool';
 import { changedPaths, classifyPath, filterSpecs, materialize, rewardSpec, type Tree } from './trees';
+import { seedOf } from '../util/random';
 
 /**
  * Step 7 of the method: replay an intervention on cached rollouts before any GPU hour
@@ -367,7 +368,7 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
       // The baseline's invariants (a candidate cannot relax the rules it is judged by) plus any it adds.
       const seen = new Set<string>();
       const invariants: Invariant[] = [...(mOld.backtest?.invariants ?? []), ...(mNew.backtest?.invariants ?? [])].filter((i) => !seen.has(JSON.stringify(i)) && Boolean(seen.add(JSON.stringify(i))));
-      stats = computeStats(rows, invariants, { reps: mNew.gate?.bootstrap_reps, confidence: mNew.gate?.confidence });
+      stats = computeStats(rows, invariants, { reps: mNew.gate?.bootstrap_reps, confidence: mNew.gate?.confidence, seed: seedOf(`${against.id}→${entry.id}`) });
       const maxErr = o.maxErrorShare ?? 0.05;
       if (stats.errors.after / stats.rollouts > maxErr) {
         verdict = 'fail';

@@ -11,6 +11,7 @@ import { parseCriterion } from '../harness/versions';
 import type { GateDecision } from '../model';
 import type { RolloutStore } from '../store/store';
 import { comparePaired, formatComparison, type PairedComparison } from './stats';
+import { seedOf } from '../util/random';
 
 /**
  * The promotion gate (METHOD.md, "Promotion — and preventing false prosperity"):
@@ -110,7 +111,8 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
   const manifest: Manifest = await manifestAt(h, entry.commit);
   const judgeManifest: Manifest = baseline ? await manifestAt(h, baseline.commit) : manifest;
   const g = judgeManifest.gate ?? {};
-  const statOpts = { reps: g.bootstrap_reps, confidence: g.confidence };
+  // Seeded from the version pair: the same gate run twice gives the same intervals and decision.
+  const statOpts = { reps: g.bootstrap_reps, confidence: g.confidence, seed: seedOf(`${baselineId ?? ''}→${entry.id}`) };
   const checks: GateCheck[] = [];
   const comparisons: Record<string, PairedComparison> = {};
   await ensureFeatures(store);

@@ -115,6 +115,21 @@ describe('math template', () => {
     assert.ok(ran >= 35, `ran ${ran}`);
   });
 
+  it('`evotrainer evolve` with no cluster profile says its Slurm training job needs one, before running anything', () => {
+    const started = Date.now();
+    const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'evotrainer.js'), 'evolve', '--trust', '--rounds', '1'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 1, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /jobs\/train\.sbatch@[0-9a-f]{7} is a Slurm job \(it reads \$SLURM_JOB_NODELIST\); the local profile "local" would run it as a plain script/);
+    assert.match(r.stderr, /Submit it through a Slurm cluster profile \(clusters: \{gpu: \{kind: slurm/);
+    assert.doesNotMatch(`${r.stdout}${r.stderr}`, /unbound variable/);
+    assert.ok(Date.now() - started < 60_000);
+    // The job is on record as failed with the same next step, and nothing ran.
+    const records = readdirSync(path.join(dir, '.evotrainer', 'jobs')).filter((f) => f.endsWith('.json'));
+    const failed = records.map((f) => JSON.parse(readFileSync(path.join(dir, '.evotrainer', 'jobs', f), 'utf8')) as { state: string; failure: { nextStep: string } | null }).filter((j) => j.state === 'failed');
+    assert.equal(failed.length, 1);
+    assert.match(failed[0]!.failure!.nextStep, /Slurm cluster profile/);
+  });
+
   it('reproduces every label of the GSM8K model solutions (100% agreement)', () => {
     const script = `
 import json, sys
