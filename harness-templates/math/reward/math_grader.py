@@ -1019,9 +1019,13 @@ def _scalar_equal(a: str, b: str) -> bool:
         return True
     if not ca or not cb:
         return False
-    if re.fullmatch(r"[A-Za-z][a-z ]+", a) and re.fullmatch(r"[A-Za-z][a-z ]+", b):
+    if re.fullmatch(r"[A-Za-z][A-Za-z ]*", a) and re.fullmatch(r"[A-Za-z][A-Za-z ]*", b):
         la, lb = a.lower(), b.lower()
-        return _BOOLEANS.get(la, la) == _BOOLEANS.get(lb, lb)
+        la, lb = _BOOLEANS.get(la, la), _BOOLEANS.get(lb, lb)
+        if la == lb and len(ca) > 1:  # words: "White" is "white", "no" is "false"
+            return True
+        if max(len(ca), len(cb)) > 3 or {la, lb} & {"true", "false"}:
+            return False  # different words; short ones (xy, abc) are still compared as products below
     na, nb = parse_number(a), parse_number(b)
     if na is not None and nb is not None:
         if na == nb:

@@ -145,6 +145,12 @@ class NotationTest(unittest.TestCase):
         self.same("\\log_b b^2", "2")
         self.differ("\\log_2 8", "4")
 
+    def test_words_and_products_of_letters(self):
+        self.same("White", "white", "\\text{white}")
+        self.same("xy", "yx", "x \\cdot y")
+        self.differ("Devon", "Devin")
+        self.differ("E", "e")
+
     def test_multiple_choice_letters(self):
         self.same("C", "(C)", "C. x = 42")
         self.differ("C", "D")
