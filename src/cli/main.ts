@@ -1,5 +1,5 @@
 import { describeFlags, parseArgs, UsageError } from './args';
-import type { Command } from './command';
+import { guardTerminalOutput, type Command } from './command';
 import { backtest, gate } from './commands/backtest';
 import { diagnose, health, metric } from './commands/diagnose';
 import { evolveCommand } from './commands/evolve';
@@ -37,6 +37,7 @@ function usage(): string {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  guardTerminalOutput();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage() + '\n');

@@ -58,8 +58,15 @@ export const importCommand: Command = {
     const mapping = parseMapping(flags);
     if (format === 'jsonl' && !mapping) throw new UsageError('--format jsonl needs a field mapping: --map prompt=FIELD[,response=FIELD,…] or --mapping FILE');
 
+    // The first Ctrl-C / SIGTERM stops the import at once (DuckDB's query is interrupted, a
+    // file being read stops at its next chunk) and the store stays as it was; the handlers
+    // are `once`, so a second signal ends the process the default way.
     const abort = new AbortController();
-    const onSignal = () => abort.abort();
+    let exitCode = 130;
+    const onSignal = (signal: NodeJS.Signals) => {
+      exitCode = signal === 'SIGTERM' ? 143 : 130;
+      abort.abort();
+    };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
@@ -85,13 +92,14 @@ export const importCommand: Command = {
         if (imported.some((f) => f.resumed)) out(`${imported.filter((f) => f.resumed).length} live file(s) continued from where the last import stopped.`);
         if (summary.badRecords) out(`${summary.badRecords} malformed record(s) ${onError === 'quarantine' ? 'kept in the quarantine table' : 'skipped'}.`);
         if (summary.ignored.length) out(`${summary.ignored.length} file(s) not in a known dump format were ignored.`);
+        for (const s of summary.skipped) out(`skipped ${s}`);
       }
       return 0;
     } catch (err) {
       if (err instanceof ImportError) {
         process.stderr.write(`\nevotrainer import: ${err.message}\n`);
         process.stderr.write(abort.signal.aborted ? 'Interrupted: the store is as it was before this import.\n' : 'Nothing was imported. Fix the record, or rerun with --on-error skip|quarantine to set bad records aside.\n');
-        return abort.signal.aborted ? 130 : 1;
+        return abort.signal.aborted ? exitCode : 1;
       }
       throw err;
     } finally {
