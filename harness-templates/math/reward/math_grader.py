@@ -292,11 +292,12 @@ def parse_number(s: str) -> Optional[Fraction]:
 
 
 def _numbers_close(a, b) -> bool:
-    """Exact for rationals; otherwise (an irrational, or a float artefact such as 0.30000000000000004)
-    within a relative 1e-9 (a rounded decimal such as 1.732 is not sqrt(3))."""
+    """Exact for integers; other rationals within a relative 1e-12 (a float artefact such as
+    0.30000000000000004 is 0.3); irrationals within a relative 1e-9 (a rounded decimal such as 1.732
+    is not sqrt(3))."""
     if isinstance(a, Fraction) and isinstance(b, Fraction):
-        if a == b:
-            return True
+        if a == b or a.denominator == 1 and b.denominator == 1:
+            return a == b
         return abs(a - b) <= Fraction(1, 10 ** 12) * max(abs(a), abs(b))
     try:
         return abs(complex(a) - complex(b)) <= 1e-9 * max(1.0, abs(complex(a)), abs(complex(b)))
@@ -494,8 +495,8 @@ def _eval(node, env):
         if isinstance(node.op, ast.Div):
             return a / b
         if isinstance(node.op, ast.Pow):
-            if isinstance(b, Fraction) and b.denominator == 1 and abs(b) <= 64:
-                if isinstance(a, Fraction) and max(a.numerator.bit_length(), a.denominator.bit_length()) * abs(b) > 20000:
+            if isinstance(b, Fraction) and b.denominator == 1 and (abs(b) <= 64 or isinstance(a, Fraction)):
+                if isinstance(a, Fraction) and max(abs(a.numerator), a.denominator) > 1 and max(a.numerator.bit_length(), a.denominator.bit_length()) * abs(b) > 20000:
                     raise ValueError("power too large")  # ((9^64)^64)^64 would not finish
                 return a ** int(b)
             if isinstance(b, complex) or abs(float(b)) > 64 or abs(complex(a)) > 1e12:
@@ -985,6 +986,8 @@ def _nodes_equal(a, b) -> bool:
         return other[0] == "expr" and other[1].strip("() ") == (a if ka == "choice" else b)[1]
     if ka == "matrix" and kb == "matrix":
         return len(a[1]) == len(b[1]) and all(len(r) == len(q) and all(_nodes_equal(x, y) for x, y in zip(r, q)) for r, q in zip(a[1], b[1]))
+    if ka == "set" and kb == "set":  # sets: duplicates do not count
+        return all(any(_nodes_equal(x, y) for y in b[1]) for x in a[1]) and all(any(_nodes_equal(x, y) for x in a[1]) for y in b[1])
     if {ka, kb} <= {"set", "list"}:
         return _unordered_equal(a[1], b[1])
     if {ka, kb} == {"set", "expr"}:  # {5} against 5

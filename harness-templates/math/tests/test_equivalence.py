@@ -77,6 +77,7 @@ class NotationTest(unittest.TestCase):
         self.differ("\\{1\\pm\\sqrt5,-2\\}", "\\{-2,1+\\sqrt5\\}")
         self.same("\\{3,1,2\\}", "\\{1,2,3\\}", "\\{1,2\\} \\cup \\{3\\}")
         self.differ("\\{1,2\\} \\cup \\{3\\}", "\\{1,2\\}")
+        self.same("\\{1,2,2\\}", "\\{2,1\\}")
         self.same("\\langle 1, 2 \\rangle", "(1,2)")
         self.differ("(1,2)", "(2,1)")
         self.differ("(1,2,3)", "[1,2,3]")
@@ -131,6 +132,9 @@ class NotationTest(unittest.TestCase):
     def test_scientific_notation_and_leading_zeros(self):
         self.same("3.54 \\times 10^{-7}", "3.54e-07", "0.000000354")
         self.same("033", "33", "+033")
+        self.same("2^{100}", "1267650600228229401496703205376")
+        self.differ("2^{100}", "1267650600228229401496703205377")
+        self.same("0.30000000000000004", "0.3")
         self.differ("3.54 \\times 10^{-7}", "3.54e-06")
 
     def test_alternatives_joined_by_or(self):
