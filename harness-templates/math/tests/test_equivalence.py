@@ -106,6 +106,9 @@ class NotationTest(unittest.TestCase):
         self.same("x^2 - 1 = 0", "2x^2 - 2 = 0", "0 = 1 - x^2")
         self.differ("5x - 7y + 11z + 4 = 0", "x + y - z + 2 = 0")
         self.differ("\\sin(x)=\\frac{42}{59}", "\\cos(x)=\\frac{42}{59}")
+        # a system: its lines in any order, each up to a factor
+        self.same("\\begin{cases} a+b=\\frac12 \\\\ a-b=\\sqrt3 \\end{cases}", "\\begin{cases} a-b=\\sqrt{3} \\\\ 2a+2b=1 \\end{cases}")
+        self.differ("\\begin{cases} a+b=1 \\\\ a-b=2 \\end{cases}", "\\begin{cases} a+b=1 \\\\ a-b=3 \\end{cases}")
 
     def test_matrices_and_vectors(self):
         self.same("\\begin{pmatrix} 1 & \\frac12 \\\\ 0 & 4 \\end{pmatrix}", "\\begin{bmatrix}1&0.5\\\\0&4\\end{bmatrix}")
