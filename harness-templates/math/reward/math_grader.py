@@ -811,7 +811,7 @@ def _parse(s: str, depth: int = 0):
     if m:
         rows = [r for r in re.split(r"\\\\", m.group(3)) if r.strip()]
         return ("matrix", tuple(tuple(_parse(c.strip(), depth + 1) for c in r.split("&")) for r in rows))
-    m = re.fullmatch(r"\\begin\{(cases|aligned|align\*?|gathered|array)\}(\{[^{}]*\})?(.*)\\end\{\1\}", s, re.S)
+    m = re.fullmatch(r"\\begin\{(cases|aligned|align\*?|gathered)\}(\{[^{}]*\})?(.*)\\end\{\1\}", s, re.S)
     if m:  # a system: its lines in any order
         rows = [r.replace("&", " ").strip().rstrip(",;.") for r in re.split(r"\\\\", m.group(3))]
         return ("list", tuple(_parse(r, depth + 1) for r in rows if r))
