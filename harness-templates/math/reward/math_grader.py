@@ -414,8 +414,8 @@ def _apply_bare_functions(tokens):
                         break
             if not arg:
                 raise ValueError("function without an argument")
-            group = [("op", "(")] + [("op", "(")] + [(kind, val)] + [("op", "(")] + arg + [("op", ")")] + [("op", ")")] + power + [("op", ")")]
-            out.extend(group)
+            opening, closing = ("op", "("), ("op", ")")
+            out.extend([opening, opening, (kind, val), opening] + arg + [closing, closing] + power + [closing])  # ((fn(arg))**k)
             i = j
             continue
         out.append((kind, val))
@@ -432,7 +432,7 @@ def _join(tokens) -> str:
             pk, pv = prev
             left = pk in ("num", "name") or pv in (")", "!")
             right = kind in ("num", "name", "fn") or val == "("
-            if left and right and not (pk == "fn"):
+            if left and right:
                 out.append("*")
         out.append(val)
         prev = (kind, val)
