@@ -54,9 +54,12 @@ describe('training curves in the store', () => {
     mkdirSync(path.dirname(live), { recursive: true });
     const text = readFileSync(fixture);
     const cut = text.indexOf('step:3 - ') + 40; // mid-line
-    writeFileSync(live, text.subarray(0, cut));
+    writeFileSync(live, text.subarray(0, text.indexOf('step:0 - ')));
     const store = await RolloutStore.open(':memory:');
     try {
+      const early = await store.import([live], { run: 'live' });
+      assert.deepEqual([early.curves, early.ignored], [undefined, [live]], 'a job log before its first step: nothing yet, no error');
+      writeFileSync(live, text.subarray(0, cut));
       const first = (await store.import([path.join(dir, 'job')], { run: 'live' })).curves!;
       assert.deepEqual((await store.all<{ step: number }>(`select distinct step from metrics order by 1`)).map((r) => r.step), [0, 1, 2]);
       appendFileSync(live, text.subarray(cut));
