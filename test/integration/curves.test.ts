@@ -59,7 +59,8 @@ describe('training curves in the store', () => {
     const store = await RolloutStore.open(':memory:');
     try {
       const early = await store.import([live], { run: 'live' });
-      assert.deepEqual([early.curves, early.ignored], [undefined, [live]], 'a job log before its first step: nothing yet, no error');
+      assert.deepEqual([early.curves, early.ignored.map((i) => i.file)], [undefined, [live]], 'a job log before its first step: nothing yet, no error');
+      assert.match(early.ignored[0]!.reason, /no training-curve line yet/);
       writeFileSync(live, text.subarray(0, cut));
       const first = (await store.import([path.join(dir, 'job')], { run: 'live' })).curves!;
       assert.deepEqual((await store.all<{ step: number }>(`select distinct step from metrics order by 1`)).map((r) => r.step), [0, 1, 2]);

@@ -32,6 +32,8 @@ export interface MetricDefinition extends Metric {
   sql: string;
   /** The per-rollout feature `metric validate` scores against success, when there is one. */
   feature?: string;
+  /** Domains whose runs the built-in thresholds are for (empty/undefined = all); a manifest override applies everywhere. */
+  thresholdDomains?: string[];
   /** Higher is healthier (for reading trends); undefined = neither. */
   higherIsBetter?: boolean;
 }
@@ -50,6 +52,9 @@ const m = (name: string, dimension: Dimension, unit: Metric['unit'], description
   thresholds: [],
   ...extra,
 });
+
+/** Tasks solved by editing code and running it: where edits, tests and turn limits mean something. */
+const CODE = ['swe', 'code'];
 
 /**
  * The built-in metric catalog (METHOD.md, "The diagnostic harness"), thresholds from the
@@ -74,20 +79,21 @@ export const CATALOG: MetricDefinition[] = [
   // behavior
   m('tool_calls', 'behavior', 'count', 'Tool (shell) calls per trajectory.', 'rollouts', 'avg(tool_calls) filter (where has_steps)', { feature: 'tool_calls' }),
   m('tool_failure_rate', 'behavior', 'ratio', 'Share of tool calls that exited non-zero.', 'rollouts', 'sum(tool_failures) filter (where has_steps)::double / nullif(sum(exits) filter (where has_steps), 0)', { feature: 'tool_failures::double / nullif(exits, 0)', higherIsBetter: false }),
-  m('self_test_rate', 'behavior', 'ratio', 'Share of trajectories that run tests or a reproduction script.', 'rollouts', 'avg((test_runs > 0)::int) filter (where has_steps)', { feature: 'test_runs', higherIsBetter: true }),
-  m('edit_coverage', 'behavior', 'ratio', 'Share of trajectories that edit a file.', 'rollouts', 'avg((edits > 0)::int) filter (where has_steps)', { feature: 'edits', higherIsBetter: true }),
-  m('search_before_edit_rate', 'behavior', 'ratio', 'Share of editing trajectories that searched or read before the first edit.', 'rollouts', 'avg((first_search_turn < first_edit_turn)::int) filter (where has_steps and edits > 0)', { feature: '(first_search_turn < first_edit_turn)::int', higherIsBetter: true }),
+  m('self_test_rate', 'behavior', 'ratio', 'Share of trajectories that run tests or a reproduction script.', 'rollouts', 'avg((test_runs > 0)::int) filter (where has_steps)', { feature: 'test_runs', higherIsBetter: true, domains: CODE }),
+  m('edit_coverage', 'behavior', 'ratio', 'Share of trajectories that edit a file.', 'rollouts', 'avg((edits > 0)::int) filter (where has_steps)', { feature: 'edits', higherIsBetter: true, domains: CODE }),
+  m('search_before_edit_rate', 'behavior', 'ratio', 'Share of editing trajectories that searched or read before the first edit.', 'rollouts', 'avg((first_search_turn < first_edit_turn)::int) filter (where has_steps and edits > 0)', { feature: '(first_search_turn < first_edit_turn)::int', higherIsBetter: true, domains: CODE }),
   m('git_history_share', 'behavior', 'ratio', 'Share of trajectories running git history commands (log, show, blame, reflog…): an information leak when the reference fix is in history.', 'rollouts', 'avg(git_history::int) filter (where has_steps)', {
     thresholds: [crit('>', 0)],
     feature: 'git_history::int',
     higherIsBetter: false,
+    domains: CODE,
   }),
-  m('solution_diversity', 'behavior', 'ratio', '1 − Jaccard similarity of the edited-file sets of two rollouts of one group, averaged over pairs (0 = every sample edits the same files).', 'pairs', 'avg(1 - jaccard)', { higherIsBetter: true }),
+  m('solution_diversity', 'behavior', 'ratio', '1 − Jaccard similarity of the edited-file sets of two rollouts of one group, averaged over pairs (0 = every sample edits the same files).', 'pairs', 'avg(1 - jaccard)', { higherIsBetter: true, domains: CODE }),
   m('format_error_rate', 'behavior', 'ratio', 'Share of agent turns the harness rejected for their format.', 'rollouts', 'sum(format_errors) filter (where has_steps)::double / nullif(sum(assistant_turns) filter (where has_steps), 0)', { thresholds: [warn('>', 0.3)], feature: 'format_errors', higherIsBetter: false }),
   m('timeout_rate', 'behavior', 'ratio', 'Share of trajectories with a command that timed out.', 'rollouts', 'avg((timeouts > 0)::int) filter (where has_steps)', { feature: 'timeouts', higherIsBetter: false }),
   // efficiency
-  m('turns', 'efficiency', 'turns', 'Agent turns per trajectory (< 5: abandonment; > 50: echo trap).', 'rollouts', 'avg(assistant_turns) filter (where has_steps)', { thresholds: [warn('<', 5), warn('>', 50)], feature: 'assistant_turns' }),
-  m('first_edit_turn', 'efficiency', 'turns', 'Turn of the first edit, over editing trajectories.', 'rollouts', 'avg(first_edit_turn) filter (where has_steps and edits > 0)', { feature: 'first_edit_turn' }),
+  m('turns', 'efficiency', 'turns', 'Agent turns per trajectory (< 5: abandonment; > 50: echo trap).', 'rollouts', 'avg(assistant_turns) filter (where has_steps)', { thresholds: [warn('<', 5), warn('>', 50)], thresholdDomains: CODE, feature: 'assistant_turns' }),
+  m('first_edit_turn', 'efficiency', 'turns', 'Turn of the first edit, over editing trajectories.', 'rollouts', 'avg(first_edit_turn) filter (where has_steps and edits > 0)', { feature: 'first_edit_turn', domains: CODE }),
   m('response_tokens', 'efficiency', 'tokens', 'Response tokens per rollout, where logged.', 'rollouts', 'avg(response_tokens)', { feature: 'response_tokens' }),
   m('response_chars', 'efficiency', 'count', 'Response length in characters.', 'rollouts', 'avg(response_chars)', { feature: 'response_chars' }),
   m('max_same_tool_streak', 'efficiency', 'count', 'Longest run of consecutive calls to the same tool, per trajectory.', 'rollouts', 'avg(max_same_tool) filter (where has_steps)', { feature: 'max_same_tool' }),
@@ -114,10 +120,10 @@ export const CATALOG: MetricDefinition[] = [
   }),
   m('train_score_change', 'results', 'score', "Change of the trainer's logged score (mean reward of the training batches): last tenth of the steps minus the first tenth.", 'curves', `${tail('score')} - ${head('score')}`, { higherIsBetter: true }),
   // test structure
-  m('fail_to_pass_tests', 'test_structure', 'count', 'FAIL_TO_PASS tests per task (SWE-bench verdicts).', 'rollouts', 'avg(fail_to_pass_tests)', { feature: 'fail_to_pass_tests' }),
+  m('fail_to_pass_tests', 'test_structure', 'count', 'FAIL_TO_PASS tests per task (SWE-bench verdicts).', 'rollouts', 'avg(fail_to_pass_tests)', { feature: 'fail_to_pass_tests', domains: ['swe'] }),
   // domain extras
   m('length_correctness_corr', 'results', 'correlation', 'Correlation of response length with correctness (> 0.3: length gaming).', 'rollouts', 'corr(response_chars::double, correct::int::double)', { domains: ['math'], thresholds: [warn('>', 0.3)] }),
-  m('no_answer_rate', 'results', 'ratio', 'Share of rollouts with no extractable answer.', 'rollouts', 'avg(no_answer::int) filter (where not has_steps)', { domains: ['math'], higherIsBetter: false }),
+  m('no_answer_rate', 'results', 'ratio', 'Share of rollouts with no extractable answer.', 'rollouts', 'avg(no_answer::int) filter (where not has_steps)', { domains: ['math', 'qa'], higherIsBetter: false }),
 ];
 
 export function metricByName(name: string): MetricDefinition | undefined {

@@ -36,6 +36,20 @@ export interface HealthReport {
 
 export type ThresholdOverrides = Record<string, { warning?: number; critical?: number; op?: Threshold['op'] }>;
 
+/**
+ * Per group: `n` rollouts with an outcome (a reward, else binary correctness), `v` the
+ * variance of that outcome (null when no rollout has one), `any_correct` (null when no
+ * rollout's correctness is known). Unknown outcomes count neither as failures nor as
+ * zero-variance (dead) groups.
+ */
+export const GROUP_COLUMNS = 'count(coalesce(reward, correct::int)) as n, var_pop(coalesce(reward, correct::int)) as v, bool_or(correct) as any_correct';
+
+/** Whether a metric restricted to `domains` applies to runs of `present` domains (null = a run of unknown domain: everything applies). */
+export function appliesTo(domains: readonly string[] | undefined, present: (string | null)[]): boolean {
+  if (!domains?.length || !present.length || present.includes(null)) return true;
+  return present.some((d) => domains.includes(d!));
+}
+
 export async function ensureFeatures(store: RolloutStore): Promise<void> {
   // A read-only store cannot hold a new view: a temporary one (this connection's) serves.
   await store.conn.run(store.readOnly ? FEATURES_VIEW.replace('create or replace view', 'create or replace temp view') : FEATURES_VIEW);
@@ -87,8 +101,9 @@ function fires(t: Threshold, v: number): boolean {
   }
 }
 
-function judge(def: MetricDefinition, value: number | null, overrides?: ThresholdOverrides): Pick<MetricResult, 'status' | 'threshold'> {
+function judge(def: MetricDefinition, value: number | null, domains: (string | null)[], overrides?: ThresholdOverrides): Pick<MetricResult, 'status' | 'threshold'> {
   if (value === null || Number.isNaN(value)) return { status: 'n/a' };
+  if (!overrides?.[def.name] && !appliesTo(def.thresholdDomains, domains)) return { status: 'ok' };
   // Critical thresholds first: the worst one that fires names the status.
   const ts = [...thresholdsOf(def, overrides)].sort((a, b) => (a.severity === 'critical' ? -1 : 1) - (b.severity === 'critical' ? -1 : 1));
   const hit = ts.find((t) => fires(t, value));
@@ -106,7 +121,10 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
   await store.conn.run(`create or replace temp table health_f as select * from rollout_features ${sql}`, params);
   await curvesInScope(store, scope);
   try {
-    const defs = opts.metrics ?? CATALOG;
+    // The task domains of the runs in scope: a metric of other domains reads "not available".
+    const domains = (await store.all<{ domain: string | null }>(`select distinct r.domain from (select distinct run_id from health_f) f left join runs r on r.id = f.run_id`)).map((r) => r.domain);
+    const defs = (opts.metrics ?? CATALOG).filter((d) => appliesTo(d.domains, domains));
+    const skipped = (opts.metrics ?? CATALOG).filter((d) => !defs.includes(d));
     const values = new Map<string, number | null>();
     const bySource = (src: MetricDefinition['source']) => defs.filter((d) => d.source === src);
     const run = async (src: MetricDefinition['source'], from: string) => {
@@ -119,7 +137,7 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
       });
     };
     await run('rollouts', 'health_f');
-    await run('groups', `(select run_id, group_id, count(*) as n, coalesce(var_pop(coalesce(reward, correct::int)), 0) as v, bool_or(coalesce(correct, false)) as any_correct from health_f group by all)`);
+    await run('groups', `(select run_id, group_id, ${GROUP_COLUMNS} from health_f group by all)`);
     await run('rewards', `(select reward, count(*) as c from health_f where reward is not null group by reward)`);
     await run(
       'pairs',
@@ -129,9 +147,9 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
     );
     await run('curves', 'health_c');
     const counts = (await store.one<{ n: number; g: number; c: number }>(`select count(*) as n, count(distinct (run_id, group_id)) as g, (select count(*) from health_c) as c from health_f`))!;
-    const metrics: MetricResult[] = defs.map((d) => {
-      const value = values.get(d.name) ?? null;
-      return { name: d.name, dimension: d.dimension, unit: d.unit, description: d.description, value, ...judge(d, value, opts.thresholds) };
+    const metrics: MetricResult[] = (opts.metrics ?? CATALOG).map((d) => {
+      const value = skipped.includes(d) ? null : (values.get(d.name) ?? null);
+      return { name: d.name, dimension: d.dimension, unit: d.unit, description: d.description, value, ...judge(d, value, domains, opts.thresholds) };
     });
     return { scope, rollouts: counts.n, groups: counts.g, curvePoints: counts.c, metrics, alerts: metrics.filter((x) => x.status === 'warning' || x.status === 'critical') };
   } finally {

@@ -70,6 +70,7 @@ export const DDL = [
      no_answer boolean                   -- computed at import: no extractable final answer
    )`,
   // Stores created before these columns existed get them (empty) on open.
+  `alter table runs add column if not exists domain varchar`,
   `alter table rollout_rows add column if not exists response_chars integer`,
   `alter table rollout_rows add column if not exists no_answer boolean`,
   `create table if not exists step_rows (

@@ -80,15 +80,15 @@ function walk(dir: string, out: string[]): void {
 export function discoverCurves(paths: string[]): CurveFile[] {
   const found: CurveFile[] = [];
   for (const root of paths) {
-    let isDir: boolean;
+    let st;
     try {
-      isDir = statSync(root).isDirectory();
+      st = statSync(root);
     } catch {
       continue; // the rollout importer reports a missing path
     }
     const files: string[] = [];
-    if (isDir) walk(root, files);
-    else files.push(root);
+    if (st.isDirectory()) walk(root, files);
+    else if (st.isFile()) files.push(root); // a FIFO or device is refused by the rollout importer, never opened here
     for (const file of files) {
       const reader = curveReaderFor(file);
       if (reader) found.push({ file: path.resolve(file), reader, root });
