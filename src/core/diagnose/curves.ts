@@ -1,7 +1,6 @@
-import type { DuckDBValue } from '@duckdb/node-api';
 import type { RolloutStore } from '../store/store';
 import { CURVES } from './catalog';
-import { scopeWhere, type Scope } from './health';
+import { curveWhere, sqlString, type Scope } from './health';
 
 /** One logged curve of a run (and version): what `evotrainer curves` lists. */
 export interface CurveSummary {
@@ -32,13 +31,9 @@ export interface CurveSeries {
   points: CurvePointRow[];
 }
 
-/** A curve's scope: run, version and steps; curves have no split. */
-function where(scope: Scope): { sql: string; params: DuckDBValue[] } {
-  return scopeWhere({ ...scope, split: undefined });
-}
 
 export async function listCurves(store: RolloutStore, scope: Scope = {}): Promise<CurveSummary[]> {
-  const { sql, params } = where(scope);
+  const { sql, params } = curveWhere(scope);
   return store.all<CurveSummary>(
     `select run_id as run, version, metric, count(*)::int as points, min(step) as "firstStep", max(step) as "lastStep", arg_max(value, step) as last
      from metrics ${sql} group by all order by run, version nulls first, metric`,
@@ -53,9 +48,9 @@ export async function listCurves(store: RolloutStore, scope: Scope = {}): Promis
  * each run logged it as.
  */
 export async function curveSeries(store: RolloutStore, metric: string, scope: Scope = {}): Promise<CurveSeries[]> {
-  const { sql, params } = where(scope);
+  const { sql, params } = curveWhere(scope);
   const names = CURVES[metric] ?? [metric];
-  const list = names.map((n) => `'${n.replace(/'/g, "''")}'`).join(', ');
+  const list = names.map(sqlString).join(', ');
   const rows = await store.all<{ run: string; version: string | null; metric: string; step: number; value: number; rollouts: number; pass_rate: number | null; reward_mean: number | null }>(
     `with m as (
        select run_id, version, metric, step, value from (select * from metrics ${sql}) where metric in (${list})
