@@ -32,8 +32,8 @@ export function scopeFromFlags(flags: Record<string, string | boolean>): Scope {
 }
 
 /**
- * A run, version, split or step range that selects no rollout is an error naming what the
- * store holds, never an empty report that exits 0.
+ * A run, version, split or step range that selects no rollout (and no training-curve point)
+ * is an error naming what the store holds, never an empty report that exits 0.
  */
 export async function requireRolloutsInScope(store: RolloutStore, scope: Scope, opts: { curves?: boolean } = {}): Promise<void> {
   if (scope.run === undefined && scope.version === undefined && scope.split === undefined && !scope.steps) return;
