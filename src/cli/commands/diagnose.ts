@@ -63,7 +63,7 @@ export const health: Command = {
     const scope = scopeFromFlags(flags);
     const root = harnessOf(flags);
     const { report, problems } = await withStore(flags, async (s) => {
-      await requireRolloutsInScope(s, scope);
+      await requireRolloutsInScope(s, scope, { curves: true });
       const report = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       if (!root) return { report, problems: [] as string[] };
       const user = await evaluateUserDiagnostics(s, root, scope, { health: report, trust: Boolean(flags.trust) });
@@ -82,7 +82,7 @@ export const diagnose: Command = {
   async run(flags) {
     const scope = scopeFromFlags(flags);
     const result = await withStore(flags, async (s) => {
-      await requireRolloutsInScope(s, scope);
+      await requireRolloutsInScope(s, scope, { curves: true });
       const root = harnessOf(flags);
       const h = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       const series = await computeSeries(s, scope);

@@ -159,7 +159,7 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
 }
 
 /** The scope's conditions that apply to curves: a curve has a run, a version and steps, no split. */
-function curveWhere(scope: Scope): { sql: string; params: DuckDBValue[] } {
+export function curveWhere(scope: Scope): { sql: string; params: DuckDBValue[] } {
   return scopeWhere({ ...scope, split: undefined });
 }
 
@@ -189,7 +189,8 @@ async function curvesInScope(store: RolloutStore, scope: Scope): Promise<void> {
   );
 }
 
-const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+/** A SQL string literal. */
+export const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 export interface SeriesPoint {
   /** What the point is: a version, or a step range of one run. */
