@@ -142,14 +142,16 @@ export function referenceAnswerBlocks(answer: string): AnswerBlock[] {
 const isDiff = (s: string) => /^(diff --git |--- \S)/m.test(s) && /^\+\+\+ /m.test(s) && /^@@ /m.test(s);
 
 /** The ways one output line may hold a source line: as is, behind a line number (nl, cat -n, grep -n) or a diff marker, or inside HTML markup. */
-function variants(raw: string): string[] {
+function variants(line: string): string[] {
   const v = new Set<string>();
+  // A fetched HTML page: its text without the markup, entities decoded after the tags are gone.
+  if (/<[A-Za-z/!]/.test(line)) v.add(collapse(decodeEntities(line.replace(/<[^>]*>/g, ''))));
+  const raw = decodeEntities(line);
   const t = raw.trim();
   v.add(collapse(t));
-  v.add(collapse(t.replace(/^\d+[:\t -]\s?/, '')));
+  v.add(collapse(t.replace(/^\d+(?:[:\t -]\s?|$)/, '')));
   v.add(collapse(t.replace(/^[^\s:]+[:-]\d+[:-]/, '')));
   if (/^[+ ]/.test(raw)) v.add(collapse(raw.slice(1)));
-  if (t.includes('<')) v.add(collapse(t.replace(/<[^>]*>/g, ''))); // a fetched HTML page
   // A blank line, behind a number or a marker or not, is skipped like the patch's blank lines.
   return v.has('') ? [] : [...v];
 }
@@ -206,13 +208,12 @@ export function findAnswerInContext(messages: Message[], blocks: AnswerBlock[]):
       continue;
     }
     if (submitted) continue;
-    const plain = decodeEntities(text);
-    const output = plain
+    const output = text
       .split('\n')
       .filter((l) => !/^-(?!--)/.test(l))
       .map(variants)
       .filter((v) => v.length);
-    const body = collapse(plain);
+    const body = collapse(decodeEntities(text));
     for (const b of blocks) {
       if (firstSeen.has(b) || written.has(b) || (b.file && edited.has(b.file))) continue;
       const hit = b.before === null && b.after === null && b.lines.length === 1 ? body.includes(b.lines[0]!) : windows(b).every((w) => shows(output, w));
