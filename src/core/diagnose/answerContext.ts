@@ -1,5 +1,6 @@
 import type { RolloutStore } from '../store/store';
 import { classifyCommand, extractBashBlock } from '../store/importers/actions';
+import { chatTurns } from '../store/importers/verl';
 import { preview } from '../util/text';
 
 /**
@@ -242,15 +243,19 @@ export function answerBlocksOf(extractedAnswer: string | null, groundTruth: stri
 
 /** A rollout's answer-in-context finding from its stored row (null: not flagged or not checkable). */
 export function answerInContextOf(row: { response: string | null; response_format: string | null; extracted_answer: string | null; ground_truth: string | null }): AnswerInContext | null {
-  if (row.response_format !== 'turns' || !row.response) return null;
-  let messages: unknown;
-  try {
-    messages = JSON.parse(row.response);
-  } catch {
-    return null;
-  }
-  if (!Array.isArray(messages)) return null;
-  const msgs = messages.filter((m): m is Message => typeof m === 'object' && m !== null && typeof (m as Message).role === 'string').map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') }));
+  if (!row.response) return null;
+  let msgs: Message[];
+  if (row.response_format === 'turns') {
+    let messages: unknown;
+    try {
+      messages = JSON.parse(row.response);
+    } catch {
+      return null;
+    }
+    if (!Array.isArray(messages)) return null;
+    msgs = messages.filter((m): m is Message => typeof m === 'object' && m !== null && typeof (m as Message).role === 'string').map((m) => ({ role: m.role, content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') }));
+  } else if (row.response.includes('<|im_start|>')) msgs = chatTurns(row.response); // a verl multi-turn transcript
+  else return null;
   if (!msgs.some((m) => m.role !== 'assistant')) return null;
   return findAnswerInContext(msgs, answerBlocksOf(row.extracted_answer, row.ground_truth));
 }
@@ -278,8 +283,8 @@ export async function ensureAnswerContext(store: RolloutStore): Promise<void> {
   for (;;) {
     const rows = await store.all<{ id: number; raw_ref: string; response: string | null; response_format: string | null; extracted_answer: string | null; ground_truth: string | null }>(
       `select r.id, r.raw_ref, r.response, r.response_format, r.extracted_answer, r.ground_truth from rollouts r
-       where r.response_format = 'turns' and not exists (select 1 from ${ANSWER_CONTEXT_TABLE} a where a.rollout_id = r.id and a.raw_ref = r.raw_ref)
-         and exists (select 1 from steps s where s.rollout_id = r.id and s.role <> 'assistant')
+       where r.id in (select rollout_id from steps where role <> 'assistant')
+         and not exists (select 1 from ${ANSWER_CONTEXT_TABLE} a where a.rollout_id = r.id and a.raw_ref = r.raw_ref)
        order by r.id limit ${batch}`,
     );
     if (!rows.length) return;
