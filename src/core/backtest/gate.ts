@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { CATALOG, LEAK_METRICS, metricByName, type MetricDefinition } from '../diagnose/catalog';
-import { computeHealth, criticalThreshold, ensureFeatures, formatLeak, manifestThresholds, type HealthReport } from '../diagnose/health';
+import { computeHealth, criticalThreshold, ensureFeatures, formatLeak, manifestThresholds, type HealthReport, type LeakExample } from '../diagnose/health';
 import { checkBoundary } from '../harness/boundary';
 import { analyzeChanges } from '../harness/changes';
 import { readLedger, requireEntry, updateLedger, type LedgerEntry } from '../harness/evidence';
@@ -42,6 +42,8 @@ export interface GateReport {
   evalRollouts: { version: number; baseline: number; split: string | null };
   /** The flipped tasks and what their trajectories did that the baseline's did not (null: no flips or no baseline). */
   flips?: FlipAnalysis | null;
+  /** Eval trajectories shown their answer before writing it: where (rollout, turn, channel). */
+  leaks?: LeakExample[];
   decidedAt: string;
 }
 
@@ -133,6 +135,7 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
   const statOpts = { reps: g.bootstrap_reps, confidence: g.confidence };
   const checks: GateCheck[] = [];
   let flipAnalysis: FlipAnalysis | null = null;
+  let leakExamples: LeakExample[] = [];
   const comparisons: Record<string, PairedComparison> = {};
   await ensureFeatures(store);
 
@@ -203,6 +206,7 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
     if (cmp) comparisons[name] = cmp;
     const leaking = m?.status === 'critical' && (!cmp || cmp.direction !== 'down');
     const vs = cmp ? `; vs ${baseline!.id} ${formatComparison(cmp)}` : '';
+    if (name === 'answer_in_context_share') leakExamples = m?.leaks ?? [];
     const where = (m?.leaks ?? []).map(formatLeak).join('; ');
     const what =
       name === 'answer_in_context_share'
@@ -347,7 +351,7 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
   const failed = checks.filter((c) => c.passed === false);
   const undecided = checks.filter((c) => c.passed === null);
   const decision: GateReport['decision'] = failed.length ? 'reject' : undecided.length || !nv ? 'needs_human' : 'promote';
-  return { schema: 1, version: entry.id, baseline: baseline?.id ?? null, decision, checks, comparisons, evalRollouts: { version: nv, baseline: nb, split }, flips: flipAnalysis, decidedAt: nowIso() };
+  return { schema: 1, version: entry.id, baseline: baseline?.id ?? null, decision, checks, comparisons, evalRollouts: { version: nv, baseline: nb, split }, flips: flipAnalysis, leaks: leakExamples, decidedAt: nowIso() };
 }
 
 export function gateDecision(r: GateReport): GateDecision {
