@@ -141,7 +141,7 @@ describe('gate result and human gate views', () => {
       decision: 'reject',
       checks: [...gate.checks, { check: 'nothing changed, yet it moved', category: 'validity', passed: null, detail: "v3's diff against 0123456789 is empty, yet pass_rate 0.5 → 0.7" }],
       leaks: [{ rollout: 42, prompt: 'django__django-1', turn: 1, channel: hostile }, { rollout: 43, prompt: 'django__django-2', turn: 0, channel: 'environment message' }],
-      flips: { flipped: 24, flipTrajectories: 24, baselineTrajectories: 120, unflippedTrajectories: 96, answerInContextCount: 22, answerInContext: [], concentrated: [{ behaviour: 'runs curl', flips: 24, baseline: 0, unflipped: 1 }] },
+      flips: { flipped: 24, flipTrajectories: 24, ids: [], baselineTrajectories: 120, unflippedTrajectories: 96, answerInContextCount: 22, answerInContext: [], concentrated: [{ behaviour: 'runs curl', flips: 24, baseline: 0, unflipped: 1 }] },
     };
     const o = gateView(leaking, 'evaluated').howObtained;
     assert.deepEqual(o.answerInContext.map((l) => [l.rollout, l.turn, l.channel]), [[42, 1, hostile], [43, 0, 'environment message']]);

@@ -27,6 +27,8 @@ export interface FlipAnalysis {
   unflippedTrajectories: number;
   /** Behaviour in at least MIN_FLIP_SHARE of the flips and at most MAX_BASELINE_SHARE of the baseline. */
   concentrated: FlipBehaviour[];
+  /** The flip trajectories' rollout ids. */
+  ids: number[];
   /** Flip trajectories shown their answer before writing it. */
   answerInContext: LeakExample[];
   answerInContextCount: number;
@@ -120,6 +122,7 @@ export async function analyzeFlips(store: RolloutStore, version: EvalSide, basel
   return {
     flipped: flipped.size,
     flipTrajectories: flips.length,
+    ids: flips.map((t) => t.id),
     baselineTrajectories: base.length,
     unflippedTrajectories: unflipped.length,
     concentrated,

@@ -10,6 +10,7 @@ import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo'
 import { parseCriterion } from '../harness/versions';
 import type { GateDecision } from '../model';
 import type { RolloutStore } from '../store/store';
+import { auditGain, type GainAuditOptions } from './gainAudit';
 import { analyzeFlips, flipsLeak, formatFlipBehaviour, formatFlipLeaks, type FlipAnalysis } from './flips';
 import { comparePaired, formatComparison, type PairedComparison } from './stats';
 
@@ -122,6 +123,8 @@ export interface GateOptions {
   version: string;
   /** Compared against (default: the promoted version, else the parent). */
   against?: string;
+  /** An LLM judge reads a sample of the flipped trajectories (when an endpoint is configured). */
+  audit?: GainAuditOptions;
 }
 
 export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): Promise<GateReport> {
@@ -276,6 +279,7 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
               : `${fa.flipped} task(s) flipped fail→pass; no behaviour concentrated in them that ${baseline!.id} lacks${fa.answerInContextCount ? `; ${formatFlipLeaks(fa)}` : ''}`,
         });
       }
+      if (o.audit && flipAnalysis?.ids.length) checks.push((await auditGain(store, flipAnalysis.ids, o.audit)).check);
       // ---- nothing changed, yet it moved: an empty diff cannot explain a move beyond the interval.
       const moved = [...new Set([primaryName, 'pass_rate'])].flatMap((k) => (comparisons[k] && comparisons[k].direction !== 'none' ? [[k, comparisons[k]] as const] : []));
       if (parentEntry && moved.length && !(await gitOut(h.root, ['diff', '--name-only', entry.base, entry.commit])).trim()) {

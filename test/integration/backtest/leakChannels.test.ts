@@ -5,8 +5,10 @@ import { after, before, describe, it } from 'node:test';
 import { formatGate, runGate, type GateReport } from '../../../src/core/backtest';
 import { newVersion } from '../../../src/core/harness/versions';
 import type { Harness } from '../../../src/core/harness/repo';
+import { OpenAiChatModel } from '../../../src/core/llm/openai';
 import { defaultStorePath, RolloutStore } from '../../../src/core/store/store';
 import { requireSharedData, sweDir } from '../../helpers/data';
+import { startScriptedLlm } from '../../helpers/scriptedLlm';
 import { tempDir } from '../../helpers/tmp';
 import { candidate, mathHarness, sweEvalRun, type SweTraj } from './helpers';
 
@@ -159,6 +161,31 @@ describe('the gate catches an invalid gain whatever channel carried it (real SWE
     assert.match(where.detail, /12 of 12 flips contacts `docs\.example\.org`; 0 of 60 baseline trajectories do \(0 of 48 unflipped\)/);
     assert.match(where.detail, /12 of 12 flips runs `wget`/);
     assert.equal(r.flips!.concentrated.some((b) => b.behaviour === 'runs head'), false, 'a program the baseline uses is no evidence');
+  });
+
+  it('has an LLM judge audit a sample of the flips (cached and budgeted), and cites it', async () => {
+    // Stand-in for a hosted LLM: a scripted OpenAI-compatible server that answers from what it is shown.
+    const llm = await startScriptedLlm((req) => {
+      const outside = /curl -sL https:\/\/github\.com\/upstream\//.test(req.user);
+      return { content: JSON.stringify({ label: outside ? 'from_outside' : 'own_work', explanation: outside ? 'The patch was downloaded with curl in the first turn, then copied.' : 'It edited and tested.', cited_turns: [] }) };
+    });
+    try {
+      const audit = { model: new OpenAiChatModel({ endpoint: llm.url, model: 'scripted-judge', baseDelayMs: 1 }), sample: 4, budget: { maxCalls: 4 } };
+      const r = await runGate(h, store, { version: versions.get(CHANNELS[0]!.name)!, audit });
+      const judged = check(r, 'judge audit of the flips')!;
+      assert.equal(judged.passed, null, formatGate(r));
+      assert.match(judged.detail, /^the judge \(scripted-judge\) read 4 of 4 sampled flips: 4 from_outside — a person must read: rollout \d+: The patch was downloaded with curl/);
+      assert.equal(llm.requests.length, 4);
+      assert.match(llm.requests[0]!.system, /Was the answer obtained from outside the task\?|from_outside/);
+      // Cached under the built-in rubric: a second gate makes no call.
+      const again = await runGate(h, store, { version: genuine, audit });
+      assert.match(check(again, 'judge audit of the flips')!.detail, /read 4 of 4 sampled flips: 4 own_work/);
+      const calls = llm.requests.length;
+      await runGate(h, store, { version: genuine, audit });
+      assert.equal(llm.requests.length, calls, 'verdicts come from the cache');
+    } finally {
+      await llm.close();
+    }
   });
 
   it('sends a version with an empty diff whose evaluation moved to a person, named as such', async () => {
