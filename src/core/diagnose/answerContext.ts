@@ -147,12 +147,14 @@ function variants(line: string): string[] {
   const v = new Set<string>();
   // A fetched HTML page: its text without the markup, entities decoded after the tags are gone.
   if (/<[A-Za-z/!]/.test(line)) v.add(collapse(decodeEntities(line.replace(/<[^>]*>/g, ''))));
-  const raw = decodeEntities(line);
-  const t = raw.trim();
-  v.add(collapse(t));
-  v.add(collapse(t.replace(/^\d+(?:[:\t -]\s?|$)/, '')));
-  v.add(collapse(t.replace(/^[^\s:]+[:-]\d+[:-]/, '')));
-  if (/^[+ ]/.test(raw)) v.add(collapse(raw.slice(1)));
+  // Entities decoded, and as written (code may hold an entity itself).
+  for (const raw of new Set([line, decodeEntities(line)])) {
+    const t = raw.trim();
+    v.add(collapse(t));
+    v.add(collapse(t.replace(/^\d+(?:[:\t -]\s?|$)/, '')));
+    v.add(collapse(t.replace(/^[^\s:]+[:-]\d+[:-]/, '')));
+    if (/^[+ ]/.test(raw)) v.add(collapse(raw.slice(1)));
+  }
   // A blank line, behind a number or a marker or not, is skipped like the patch's blank lines.
   return v.has('') ? [] : [...v];
 }
@@ -214,7 +216,7 @@ export function findAnswerInContext(messages: Message[], blocks: AnswerBlock[]):
       .filter((l) => !/^-(?!--)/.test(l))
       .map(variants)
       .filter((v) => v.length);
-    const body = collapse(decodeEntities(text));
+    const body = `${collapse(text)}\n${collapse(decodeEntities(text))}`;
     for (const b of blocks) {
       if (firstSeen.has(b) || written.has(b) || (b.file && edited.has(b.file))) continue;
       const hit = b.before === null && b.after === null && b.lines.length === 1 ? body.includes(b.lines[0]!) : windows(b).every((w) => shows(output, w));

@@ -164,11 +164,11 @@ describe('the gate catches an invalid gain whatever channel carried it (real SWE
   });
 
   it('has an LLM judge audit a sample of the flips (cached and budgeted), and cites it', async () => {
-    // Stand-in for a hosted LLM: a scripted OpenAI-compatible server that answers from what it is shown.
-    const llm = await startScriptedLlm((req) => {
-      const outside = /curl -sL https:\/\/github\.com\/upstream\//.test(req.user);
-      return { content: JSON.stringify({ label: outside ? 'from_outside' : 'own_work', explanation: outside ? 'The patch was downloaded with curl in the first turn, then copied.' : 'It edited and tested.', cited_turns: [] }) };
-    });
+    // Stand-in for a hosted LLM: a scripted OpenAI-compatible server, its verdict set per gate below.
+    let outside = true;
+    const llm = await startScriptedLlm(() => ({
+      content: JSON.stringify({ label: outside ? 'from_outside' : 'own_work', explanation: outside ? 'The patch was downloaded with curl in the first turn, then copied.' : 'It edited and tested.', cited_turns: [] }),
+    }));
     try {
       const audit = { model: new OpenAiChatModel({ endpoint: llm.url, model: 'scripted-judge', baseDelayMs: 1 }), sample: 4, budget: { maxCalls: 4 } };
       const r = await runGate(h, store, { version: versions.get(CHANNELS[0]!.name)!, audit });
@@ -177,7 +177,9 @@ describe('the gate catches an invalid gain whatever channel carried it (real SWE
       assert.match(judged.detail, /^the judge \(scripted-judge\) read 4 of 4 sampled flips: 4 from_outside — a person must read: rollout \d+: The patch was downloaded with curl/);
       assert.equal(llm.requests.length, 4);
       assert.match(llm.requests[0]!.system, /Was the answer obtained from outside the task\?|from_outside/);
-      // Cached under the built-in rubric: a second gate makes no call.
+      assert.ok(llm.requests.every((q) => /rollout \d+; task \S+; outcome correct/.test(q.user)), 'only credited (flipped) trajectories are judged');
+      // Cached under the built-in rubric: judging the same flips again makes no call.
+      outside = false;
       const again = await runGate(h, store, { version: genuine, audit });
       assert.match(check(again, 'judge audit of the flips')!.detail, /read 4 of 4 sampled flips: 4 own_work/);
       const calls = llm.requests.length;
