@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { CATALOG, LEAK_METRICS, metricByName, type MetricDefinition } from '../diagnose/catalog';
-import { computeHealth, criticalThreshold, ensureFeatures, formatLeak, manifestThresholds, type HealthReport, type LeakExample } from '../diagnose/health';
+import { computeHealth, criticalThreshold, ensureFeatures, formatLeak, GROUP_COLUMNS, manifestThresholds, type HealthReport, type LeakExample } from '../diagnose/health';
 import { checkBoundary } from '../harness/boundary';
 import { analyzeChanges } from '../harness/changes';
 import { readLedger, requireEntry, updateLedger, type LedgerEntry } from '../harness/evidence';
@@ -101,7 +101,7 @@ async function perTaskMany(store: RolloutStore, defs: MetricDefinition[], s: Eva
   await read(of('rollouts'), (cols) => `select prompt_id as t, ${cols} from rollout_features ${sql} group by prompt_id`);
   await read(
     of('groups'),
-    (cols) => `select t, ${cols} from (select prompt_id as t, run_id, group_id, count(*) as n, coalesce(var_pop(coalesce(reward, correct::int)), 0) as v, bool_or(coalesce(correct, false)) as any_correct
+    (cols) => `select t, ${cols} from (select prompt_id as t, run_id, group_id, ${GROUP_COLUMNS}
            from rollout_features ${sql} group by all) group by t`,
   );
   return out;
