@@ -167,13 +167,44 @@ describe('real VS Code: backtest, gate, pending gates', () => {
   /** The frame of the result webview showing `title` (several can be open). */
   const resultFrame = (text: RegExp, timeoutMs = 240_000) => findFrame(page, `[data-testid="result-title"]:text-matches("${text.source}")`, timeoutMs);
 
-  let diff: Frame;
-  it('backtests a version from the palette: progress, then the Backtest Diff with every section', () => withScreenshot(page, 'backtest-diff', async () => {
-    // The empty secondary side bar takes a third of the window: close it.
+  /** The empty secondary side bar takes a third of the window: close it. */
+  const closeSecondarySideBar = async () => {
     const aux = page.locator('.part.auxiliarybar');
     if (await aux.isVisible().catch(() => false)) {
       await aux.locator('.codicon-close, .codicon-layout-sidebar-right').first().click({ timeout: 5_000 }).catch(() => page.keyboard.press('Control+Alt+KeyB'));
     }
+  };
+  /** The walkthrough's steps that show as done, by step id. */
+  const stepsDone = async () => {
+    const steps = page.locator('.getting-started-step[data-step-id^="evotrainer.evotrainer#evotrainer.start#"]');
+    await steps.first().waitFor({ timeout: 30_000 });
+    const done: string[] = [];
+    for (const el of await steps.all()) if ((await el.getAttribute('aria-checked')) === 'true') done.push((await el.getAttribute('data-step-id'))!.split('#').pop()!);
+    return done;
+  };
+  const waitForSteps = async (want: string[]) => {
+    const deadline = Date.now() + 30_000;
+    let got = await stepsDone();
+    while (JSON.stringify(got) !== JSON.stringify(want) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      got = await stepsDone();
+    }
+    assert.deepEqual(got, want);
+  };
+
+  it('the walkthrough, first paint: a harness is open, so its first step is done and the other five wait', () => withScreenshot(page, 'walkthrough-first', async () => {
+    await closeSecondarySideBar();
+    await palette('EvoTrainer: Get Started');
+    await page.locator('.gettingStartedContainer', { hasText: 'Get started with EvoTrainer' }).waitFor({ timeout: 30_000 });
+    await waitForSteps(['harness']);
+    assert.deepEqual(await page.locator('.getting-started-step .step-title').allInnerTexts(), ['Open or create a harness', 'Import rollouts', 'Read the health report', 'Make a version', 'Backtest it', 'Gate it']);
+    await shot('walkthrough-dark.png');
+    await palette('View: Close All Editors');
+  }));
+
+  let diff: Frame;
+  it('backtests a version from the palette: progress, then the Backtest Diff with every section', () => withScreenshot(page, 'backtest-diff', async () => {
+    await closeSecondarySideBar();
     await palette('EvoTrainer: Backtest Version…');
     await pickVersion(v1, 'Version to backtest');
     await pickRow('(parent)').click({ timeout: 30_000 });
@@ -279,6 +310,25 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.match(e.rejectReason ?? '', /^gate: declared bug classes/);
     await gate.waitForFunction(() => /is now rejected/.test(document.querySelector('evo-backtest-app')?.shadowRoot?.querySelector('[data-testid="gate-decision"]')?.textContent ?? ''), null, { timeout: 15_000 });
     await dismissToasts();
+  }));
+
+  it('the walkthrough marks backtest and gate done once the user has done them; it reads at a narrow width', () => withScreenshot(page, 'walkthrough-done', async () => {
+    await palette('View: Close All Editors');
+    await palette('EvoTrainer: Get Started');
+    await waitForSteps(['harness', 'backtest', 'gate']);
+    await page.locator('.getting-started-step[data-step-id$="#gate"]').click();
+    await page.locator('.getting-started-step.expanded[data-step-id$="#gate"]').waitFor({ timeout: 15_000 });
+    await shot('walkthrough-done-dark.png');
+    await page.setViewportSize({ width: 720, height: 1000 });
+    try {
+      await new Promise((r) => setTimeout(r, 800));
+      await page.screenshot({ path: path.join(resultsDir, 'walkthrough-narrow-dark.png') });
+      const box = await page.locator('.getting-started-step.expanded').boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 720, `the open step fits the narrow window: ${JSON.stringify(box)}`);
+    } finally {
+      await page.setViewportSize({ width: 1500, height: 1000 });
+    }
+    await palette('View: Close All Editors');
   }));
 
   it('answers the gate the CLI left pending: its evidence beside, REVISE with feedback', () => withScreenshot(page, 'pending-gate', async () => {
