@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { build, ensureDeps, root, run } from './ensure-deps.mjs';
+import { gateOnSharedData } from './shared-data.mjs';
 
 const all = ['unit', 'integration', 'e2e'];
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
@@ -37,6 +38,10 @@ run('npx', ['eslint', '.', '--max-warnings=0']);
 
 const totals = { pass: 0, fail: 0, skipped: 0 };
 const rows = [];
+// Test files reading ../shared/data are not run without it: one failure names the path.
+const suiteFiles = Object.fromEntries(suites.map((s) => [s, testFiles(path.join(root, 'test', s))]));
+const data = gateOnSharedData(root, suites.flatMap((s) => suiteFiles[s]));
+if (data.failure) console.error(`\nFAIL ${data.failure}`);
 const outDir = path.join(root, 'test-results');
 mkdirSync(outDir, { recursive: true });
 
@@ -46,7 +51,7 @@ for (const suite of suites) {
     run(process.execPath, [path.join(root, 'scripts', 'e2e-setup.mjs')]);
     run('npm', ['run', '--silent', 'package']);
   }
-  const files = testFiles(path.join(root, 'test', suite));
+  const files = suiteFiles[suite].filter((f) => data.run.includes(f));
   if (!files.length) {
     console.error(`suite ${suite} has no test files under test/${suite}`);
     process.exit(1);
@@ -73,6 +78,10 @@ for (const suite of suites) {
 console.log('\n== summary');
 for (const row of rows) console.log(row);
 let failed = totals.fail;
+if (data.failure) {
+  console.log(`FAIL ${data.failure}`);
+  failed += 1;
+}
 if (ci && totals.skipped > 0) {
   console.log(`CI: ${totals.skipped} test(s) skipped; in CI every prerequisite must be installed, so a skip counts as a failure.`);
   failed += totals.skipped;

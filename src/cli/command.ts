@@ -1,3 +1,4 @@
+import { terminalSafe } from '../core/util/text';
 import { UsageError, type FlagSpec } from './args';
 
 export interface Command {
@@ -10,6 +11,21 @@ export interface Command {
 export function flagString(flags: Record<string, string | boolean>, name: string): string | undefined {
   const v = flags[name];
   return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * The one choke point of CLI output: every write to stdout and stderr, by any command,
+ * passes through terminalSafe, so no untrusted text reaches the terminal as escapes.
+ * Installed once by main(); bytes (a job's log) are decoded as UTF-8 first.
+ */
+export function guardTerminalOutput(): void {
+  for (const stream of [process.stdout, process.stderr] as (NodeJS.WriteStream & { evotrainerGuarded?: boolean })[]) {
+    if (stream.evotrainerGuarded) continue;
+    stream.evotrainerGuarded = true;
+    const write = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) =>
+      write(typeof chunk === 'string' ? terminalSafe(chunk) : chunk instanceof Uint8Array ? terminalSafe(Buffer.from(chunk).toString('utf8')) : chunk, ...rest)) as typeof stream.write;
+  }
 }
 
 export function out(text: string): void {

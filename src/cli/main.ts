@@ -1,5 +1,5 @@
 import { describeFlags, parseArgs, UsageError } from './args';
-import type { Command } from './command';
+import { guardTerminalOutput, type Command } from './command';
 import { backtest, gate } from './commands/backtest';
 import { diagnose, health, metric } from './commands/diagnose';
 import { evolveCommand } from './commands/evolve';
@@ -14,7 +14,7 @@ import { view } from './commands/view';
 
 declare const EVOTRAINER_VERSION: string;
 
-const commands: Record<string, Command> = {
+export const commands: Record<string, Command> = {
   doctor,
   import: importCommand,
   rollouts,
@@ -36,7 +36,23 @@ function usage(): string {
   return ['Usage: evotrainer <command> [options]', '', 'Commands:', ...rows, '', 'Run `evotrainer <command> --help` for its options.'].join('\n');
 }
 
+/**
+ * A reader that stops early (`evotrainer rollouts show 42 | head`) closes the pipe: the
+ * output is done, not failed, so the process ends quietly instead of with an EPIPE stack.
+ */
+function endQuietlyOnClosedPipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.listenerCount('error')) continue;
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw err;
+    });
+  }
+}
+
 export async function main(argv: string[]): Promise<number> {
+  guardTerminalOutput();
+  endQuietlyOnClosedPipe();
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(usage() + '\n');

@@ -1,4 +1,5 @@
-import type { Scope } from '../core/diagnose/health';
+import { scopeWhere, type Scope } from '../core/diagnose/health';
+import type { RolloutStore } from '../core/store/store';
 import { UsageError } from './args';
 import { flagString } from './command';
 
@@ -28,4 +29,24 @@ export function scopeFromFlags(flags: Record<string, string | boolean>): Scope {
     scope.steps = [Number(m[1]), Number(m[2])];
   }
   return scope;
+}
+
+/**
+ * A run, version, split or step range that selects no rollout is an error naming what the
+ * store holds, never an empty report that exits 0.
+ */
+export async function requireRolloutsInScope(store: RolloutStore, scope: Scope): Promise<void> {
+  if (scope.run === undefined && scope.version === undefined && scope.split === undefined && !scope.steps) return;
+  const { sql, params } = scopeWhere(scope);
+  const hit = await store.all(`select 1 from rollouts ${sql} limit 1`, params);
+  if (hit.length) return;
+  const runs = await store.all<{ run_id: string; n: number }>('select run_id, count(*)::integer as n from rollouts group by 1 order by 1 limit 20');
+  const versions = await store.all<{ version: string }>('select distinct version from rollouts where version is not null order by 1 limit 20');
+  const asked = [scope.run !== undefined && `run "${scope.run}"`, scope.version !== undefined && `version "${scope.version}"`, scope.split, scope.steps && `steps ${scope.steps[0]}:${scope.steps[1]}`].filter(Boolean).join(', ');
+  throw new Error(
+    `no rollouts in ${asked}. ` +
+      (runs.length
+        ? `The store has run(s) ${runs.map((r) => `${r.run_id} (${r.n})`).join(', ')}${versions.length ? ` and version(s) ${versions.map((v) => v.version).join(', ')}` : ''}: pick one with --run/--version, or import that run with \`evotrainer import PATH --run NAME\`.`
+        : 'The store is empty: import rollouts with `evotrainer import PATH --run NAME`.'),
+  );
 }

@@ -16,6 +16,9 @@ import { candidate } from '../integration/backtest/helpers';
 import { bin, edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
 import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 const STARTER = path.join(repoRoot, 'harness-templates', 'starter');
 const SCORE = readFileSync(path.join(STARTER, 'reward', 'compute_score.py'), 'utf8');
 const withScore = (expr: string) => SCORE.replace(/    return \{\n        "score": 1\.0 if correct else 0\.0,/, `    return {\n        "score": ${expr},`);
@@ -91,7 +94,6 @@ describe('real VS Code: backtest, gate, pending gates', () => {
   const workspace = path.join(home, 'bt harness $(x) "q"');
 
   before(async () => {
-    requireSharedData();
     h = (await initHarness(workspace, starterWithStandInTrainer(home))).harness;
     const store = await RolloutStore.open(defaultStorePath(h.root));
     try {

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
@@ -85,5 +86,48 @@ export async function findFrame(page: Page, selector: string, timeoutMs = 30_000
     }
     if (Date.now() > deadline) throw new Error(`no frame contains ${selector} after ${timeoutMs} ms (frames: ${page.frames().length})`);
     await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/**
+ * Collects the Content-Security-Policy violations that any frame of the page, webviews
+ * included, logs to its console (Chromium reports them as console errors).
+ */
+export function watchCspViolations(page: Page): string[] {
+  const seen: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) seen.push(`${m.location().url}: ${m.text()}`);
+  });
+  return seen;
+}
+
+/**
+ * Histogram bars (`selector`, each with its `data-count`) are as long as their counts say,
+ * relative to the longest: on first paint, not only after an update.
+ */
+export async function assertBarsProportional(frame: Frame, selector: string): Promise<void> {
+  const bars = await frame.locator(selector).evaluateAll((els) => els.map((e) => ({ w: e.getBoundingClientRect().width, n: Number(e.getAttribute('data-count')) })));
+  assert.ok(bars.length >= 2 && bars.every((b) => b.n >= 0), JSON.stringify(bars));
+  const maxW = Math.max(...bars.map((b) => b.w));
+  const maxN = Math.max(...bars.map((b) => b.n));
+  assert.ok(bars.some((b) => b.n < maxN / 2), `a bar well below the longest: ${JSON.stringify(bars)}`);
+  for (const b of bars) assert.ok(Math.abs(b.w / maxW - b.n / maxN) < 0.03, `bar of ${b.n} is ${b.w.toFixed(0)} px of ${maxW.toFixed(0)} px: ${JSON.stringify(bars)}`);
+}
+
+/**
+ * Resizes the browser so that the webview showing `frame` is `width` px wide (600 by
+ * default: a narrow editor column), runs `check`, saves a screenshot, and restores the size.
+ */
+export async function atWebviewWidth(page: Page, frame: Frame, name: string, check: () => Promise<void>, width = 600): Promise<void> {
+  const before = page.viewportSize()!;
+  const box = await (await frame.frameElement()).boundingBox();
+  if (!box) throw new Error(`the webview of ${name} is not visible`);
+  await page.setViewportSize({ width: Math.round(before.width + width - box.width), height: before.height });
+  try {
+    await frame.waitForFunction((w) => Math.abs(window.innerWidth - w) <= 2, width, { timeout: 10_000 });
+    await page.screenshot({ path: path.join(resultsDir, `${name}-${width}px.png`) });
+    await check();
+  } finally {
+    await page.setViewportSize(before);
   }
 }

@@ -8,13 +8,17 @@ import type { DoctorReport } from '../../src/core/doctor';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { startScriptedLlm, type ScriptedLlm } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
-import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, assertBarsProportional, atWebviewWidth, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
+
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
 
 describe('real VS Code (code-server in Chromium)', () => {
   let server: CodeServer;
   let browser: Browser;
   let page: Page;
   let llm: ScriptedLlm;
+  let csp: string[] = [];
   // Created here, not inside the hook: the helper's cleanup must run after the whole suite.
   const home = tempDir('evotrainer-e2e-');
 
@@ -23,7 +27,6 @@ describe('real VS Code (code-server in Chromium)', () => {
     mkdirSync(workspace);
     writeFileSync(path.join(workspace, 'evotrainer.yaml'), 'name: e2e-harness\ndomain: swe\n');
     // The real SWE trajectories, imported with the CLI into the harness's own store.
-    requireSharedData();
     const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', path.join(sweDir, 'trajs'), '--run', 'swe'], { cwd: workspace, encoding: 'utf8' });
     assert.equal(imported.status, 0, imported.stderr);
     // The judge's model: a scripted OpenAI-compatible server on 127.0.0.1, a stand-in for a hosted LLM.
@@ -35,6 +38,7 @@ describe('real VS Code (code-server in Chromium)', () => {
     server = await startCodeServer({ workspace, home });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    csp = watchCspViolations(page);
     await openWorkbench(page, server.url);
     mkdirSync(resultsDir, { recursive: true });
   });
@@ -100,6 +104,14 @@ describe('real VS Code (code-server in Chromium)', () => {
     assert.match(await frame.locator('[data-testid="finding-LEAK"]').innerText(), /git history/);
     assert.match(await frame.locator('[data-testid="failure-modes"]').innerText(), /format error loop/);
     await page.screenshot({ path: path.join(resultsDir, 'health-webview.png') });
+    // The failure-mode bars as their counts say on first paint; no style refused by the CSP.
+    await assertBarsProportional(frame, '[data-testid^="mode-bar-"]');
+    assert.deepEqual(csp, []);
+    await atWebviewWidth(page, frame, 'health', async () => {
+      await assertBarsProportional(frame, '[data-testid^="mode-bar-"]');
+      const clipped = await frame.locator('[data-testid^="metric-"] .name').evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().height > 40).map((e) => e.textContent));
+      assert.deepEqual(clipped, [], 'metric names fit at 600 px');
+    });
   }));
 
   it('"Set LLM API Key" keeps the key in secret storage, and "Judge Rollouts…" sends it while judging a sample', () => withScreenshot(page, 'judge', async () => {

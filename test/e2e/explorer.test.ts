@@ -7,7 +7,10 @@ import type { Browser, Frame, Page } from 'playwright-core';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { HUGE_LINE_END, IMG_TEXT, SCRIPT_TEXT, writeHostileTrajectory } from '../helpers/hostile';
 import { repoRoot, tempDir } from '../helpers/tmp';
-import { findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
+import { assertBarsProportional, atWebviewWidth, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
+
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
 
 const cli = path.join(repoRoot, 'bin', 'evotrainer.js');
 const app = 'evo-explorer-app';
@@ -59,12 +62,12 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
   const workspace = path.join(home, 'harness');
   const settings = path.join(workspace, '.vscode', 'settings.json');
   let hostileId = 0;
+  let csp: string[] = [];
 
   before(async () => {
     mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
     writeFileSync(path.join(workspace, 'evotrainer.yaml'), 'name: e2e-explorer\ndomain: swe\n');
     writeFileSync(settings, JSON.stringify({ 'workbench.colorTheme': 'Default Dark Modern' }));
-    requireSharedData();
     const hostile = path.join(home, 'hostile');
     writeHostileTrajectory(hostile);
     for (const [p, run] of [[path.join(sweDir, 'trajs'), 'swe'], [path.join(hostile, 'trajs'), 'hostile']] as const) {
@@ -76,6 +79,7 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
     server = await startCodeServer({ workspace, home });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
+    csp = watchCspViolations(page);
     await openWorkbench(page, server.url);
     // Room for the explorer: the secondary side bar, when the editor opens it, goes.
     await runCommand(page, 'View: Hide Secondary Side Bar', 8_000).catch(() => page.keyboard.press('Escape'));
@@ -92,6 +96,15 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
     const frame = await findFrame(page, '[data-testid="explorer-histogram"]', 90_000);
     assert.match(await frame.locator('[data-testid="explorer-total"]').innerText(), /^304 rollouts$/);
     assert.match(await frame.locator('[data-testid="bar-format_error_loop"]').innerText(), /format error loop\s+74/);
+    // First paint: each bar as long as its count says, no style refused by the CSP.
+    await page.screenshot({ path: path.join(resultsDir, 'explorer-first-paint.png') });
+    await assertBarsProportional(frame, '[data-testid="explorer-histogram"] .bar');
+    assert.deepEqual(csp, []);
+    await atWebviewWidth(page, frame, 'explorer', async () => {
+      await assertBarsProportional(frame, '[data-testid="explorer-histogram"] .bar');
+      const cut = await frame.locator(`${app} .thead .th`).evaluateAll((els) => els.filter((e) => getComputedStyle(e).display !== 'none' && e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
+      assert.deepEqual(cut, [], 'no column header cut off at 600 px');
+    });
     // Only the visible rows are in the DOM.
     assert.ok((await frame.locator('[data-row]').count()) < 80);
     await frame.locator('[data-testid="bar-format_error_loop"]').click();
@@ -153,8 +166,14 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
     await assertInert(frame);
     await frame.locator('[data-testid="msg-1"]').scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(resultsDir, 'trajectory-hostile-dark.png') });
+    await atWebviewWidth(page, frame, 'trajectory', async () => {
+      const traj = frame.locator(`[data-testid="trajectory"][data-rollout="${hostileId}"]`);
+      const { scrollWidth, clientWidth } = await traj.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
+      assert.ok(scrollWidth <= clientWidth + 1, `the trajectory fits 600 px: ${scrollWidth} > ${clientWidth}`);
+    });
     // The panel closes, and with it the store (so `evotrainer view` can open it).
     await runCommand(page, 'View: Close All Editors');
+    assert.deepEqual(csp, [], 'the webview console has no CSP violation');
   }));
 
   it('`evotrainer view` serves the same explorer in a plain browser, inert, in both colour schemes', async () => {
@@ -187,6 +206,7 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
         const p = await browser.newPage({ viewport: { width: 1400, height: 900 }, colorScheme: scheme });
         const errors: string[] = [];
         p.on('pageerror', (e) => errors.push(e.message));
+        const violations = watchCspViolations(p);
         await p.goto(url);
         await p.locator(`[data-testid="trajectory"][data-rollout="${hostileId}"]`).waitFor({ timeout: 30_000 });
         await p.locator('[data-testid="text-1"]').waitFor();
@@ -196,8 +216,18 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
         else assert.ok(lum(colors.bg) > 200, colors.bg);
         await p.screenshot({ path: path.join(resultsDir, `view-browser-${scheme}.png`) });
         assert.deepEqual(errors, []);
+        assert.deepEqual(violations, []);
         await p.close();
       }
+      // Unfiltered, 600 px wide: the whole histogram, each bar as its count says on first paint.
+      const p = await browser.newPage({ viewport: { width: 600, height: 900 } });
+      const violations = watchCspViolations(p);
+      await p.goto(url.split('?')[0]!);
+      await p.locator('[data-testid="explorer-histogram"] .bar').first().waitFor({ timeout: 30_000 });
+      await p.screenshot({ path: path.join(resultsDir, 'view-browser-600px.png') });
+      await assertBarsProportional(p.mainFrame(), '[data-testid="explorer-histogram"] .bar');
+      assert.deepEqual(violations, []);
+      await p.close();
     } finally {
       child.kill('SIGINT');
     }

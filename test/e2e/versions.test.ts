@@ -13,6 +13,9 @@ import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, refsSnapshot, REWARD } from '../integration/harness/helpers';
 import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 const format = (v: string) => (wt: string) => edit(wt, REWARD, '"format": 1.0 if pred is not None else 0.0', `"format": ${v} if pred is not None else 0.0`);
 
 /**
@@ -39,7 +42,6 @@ describe('real VS Code: versions, lineage, skills', () => {
     await evaluatedVersion(h, 'v0', format('0.3'), { pass_rate: 0.36 }, { hyp: { hypothesis: 'If we cut the format reward to 0.3, pass_rate improves', slug: 'format-0.3' } });
     await recordSkill(h, { from: 'v1', id: 'halve-format-reward', category: 'reward_design', trigger: 'format reward share > 0.5 and pass_rate flat' });
     // The real SWE trajectories, as the rollouts of v2 (for its findings).
-    requireSharedData();
     const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', path.join(sweDir, 'trajs'), '--run', 'swe', '--version', 'v2'], { cwd: workspace, encoding: 'utf8' });
     assert.equal(imported.status, 0, imported.stderr);
     server = await startCodeServer({ workspace, home });

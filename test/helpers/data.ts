@@ -1,17 +1,24 @@
-import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { sharedDataPaths, sharedDataProblem } from '../../scripts/shared-data.mjs';
 import { repoRoot } from './tmp';
 
 /** The shared real data sets, by relative path from the project root (never copied in). */
-export const sharedData = path.resolve(repoRoot, '..', 'shared', 'data');
-export const sweDir = path.join(sharedData, 'swe-mini-swe-agent');
-export const gsm8kFile = path.join(sharedData, 'gsm8k-model-solutions', 'example_model_solutions.dev.jsonl');
+const paths = sharedDataPaths(repoRoot);
+export const sharedData = paths.dir;
+export const sweDir = paths.swe;
+export const gsm8kFile = paths.gsm8k;
+/** Files other projects' tools wrote (SWE-agent, mini-swe-agent 2.x, verifiers), byte for byte; see its README. */
+export const externalDir = paths.external;
 
-/** Fails loudly (never skips) when the shared data is not beside the checkout. */
+/**
+ * Fails loudly (never skips) when the shared data is not beside the checkout. A test file
+ * that reads the data calls it at its top level: the file then fails once, with the path,
+ * and the runner (scripts/test.mjs) finds such files by this call and reports the missing
+ * data as one failure instead of running them.
+ */
 export function requireSharedData(): void {
-  if (!existsSync(sweDir) || !existsSync(gsm8kFile)) {
-    throw new Error(`the shared test data is missing: expected ${sharedData} (../shared/data beside the project root)`);
-  }
+  const problem = sharedDataProblem(repoRoot);
+  if (problem) throw new Error(problem);
 }
 
 export const GSM8K_MAPPING = {

@@ -1,12 +1,26 @@
 import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { after } from 'node:test';
 
-/** A temp directory removed after the test file finishes. */
+const made = new Set<string>();
+function removeMade(): void {
+  for (const d of made) {
+    try {
+      rmSync(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    } catch (err) {
+      process.stderr.write(`could not remove the test folder ${d}: ${(err as Error).message}\n`);
+    }
+  }
+}
+
+/**
+ * A temp directory removed when the test file's process exits: after every suite's own
+ * `after` hooks, so an editor or server a suite started has stopped writing into it.
+ */
 export function tempDir(prefix = 'evotrainer-test-'): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  if (!made.size) process.once('exit', removeMade);
+  made.add(dir);
   return dir;
 }
 

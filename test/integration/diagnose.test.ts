@@ -11,12 +11,14 @@ import { GSM8K_MAPPING, gsm8kFile, requireSharedData, sweDir } from '../helpers/
 import { commandMix, writeTrajectory } from '../helpers/synth';
 import { tempDir } from '../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 const metricOf = (h: Awaited<ReturnType<typeof computeHealth>>, name: string) => h.metrics.find((m) => m.name === name)!.value;
 
 describe('health report and metric validation on the real data', () => {
   let store: RolloutStore;
   before(async () => {
-    requireSharedData();
     store = await RolloutStore.open(':memory:');
     await store.import([path.join(sweDir, 'trajs')], { run: 'swe' });
     await store.import([gsm8kFile], { run: 'gsm8k', format: 'jsonl', mapping: GSM8K_MAPPING });

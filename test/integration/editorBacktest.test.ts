@@ -20,6 +20,9 @@ import { candidate, mathHarness } from './backtest/helpers';
 import { miniHarness, qualitySkill } from './evolve/helpers';
 import { bin } from './harness/helpers';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 const STARTER = readFileSync(path.join(__dirname, '..', '..', 'harness-templates', 'starter', 'reward', 'compute_score.py'), 'utf8');
 const withScore = (expr: string) => STARTER.replace(/    return \{\n        "score": 1\.0 if correct else 0\.0,/, `    return {\n        "score": ${expr},`);
 
@@ -30,7 +33,6 @@ const withScore = (expr: string) => STARTER.replace(/    return \{\n        "sco
  * real report, the evidence panel from the ledger, the gate result, a pending human gate.
  */
 describe('editor: backtest, gate and pending gates over a real harness', () => {
-  requireSharedData();
   const base = tempDir('evotrainer-ed-bt-');
   let h: Harness;
   let store: RolloutStore;

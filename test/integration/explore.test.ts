@@ -10,6 +10,9 @@ import { requireSharedData, sweDir } from '../helpers/data';
 import { HUGE_LINE_CHARS, HUGE_LINE_END, IMG_TEXT, SCRIPT_TEXT, writeHostileTrajectory } from '../helpers/hostile';
 import { tempDir } from '../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 const q = (over: Partial<ExplorerQuery> = {}): ExplorerQuery => ({ filter: {}, sort: { column: 'id', descending: false }, offset: 0, limit: 50, ...over });
 
 describe('failure explorer data API (real SWE trajectories + a hostile one)', () => {
@@ -19,7 +22,6 @@ describe('failure explorer data API (real SWE trajectories + a hostile one)', ()
   let hostileId: number;
 
   before(async () => {
-    requireSharedData();
     writeHostileTrajectory(path.join(dir, 'hostile'));
     store = await RolloutStore.open(path.join(dir, 'store.duckdb'));
     await store.import([path.join(sweDir, 'trajs')], { run: 'swe' });
@@ -150,7 +152,6 @@ describe('failure explorer backend (the host side of the webview protocol)', () 
   const logs: string[] = [];
 
   before(async () => {
-    requireSharedData();
     const file = path.join(dir, 'store.duckdb');
     const s = await RolloutStore.open(file);
     await s.import([path.join(sweDir, 'trajs')], { run: 'swe' });

@@ -10,6 +10,9 @@ import { requireSharedData, sweDir } from '../helpers/data';
 import { SCRIPT_TEXT, writeHostileTrajectory } from '../helpers/hostile';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 const cli = path.join(repoRoot, 'bin', 'evotrainer.js');
 
 /** A raw HTTP request (fetch would not let the test set its own Host header). */
@@ -33,7 +36,6 @@ describe('evotrainer view (the failure explorer in a browser, over HTTP)', () =>
   let stderr = '';
 
   before(async () => {
-    requireSharedData();
     writeHostileTrajectory(path.join(dir, 'hostile'));
     for (const [p, run] of [[path.join(sweDir, 'trajs'), 'swe'], [path.join(dir, 'hostile', 'trajs'), 'hostile']]) {
       const r = spawnSync(process.execPath, [cli, 'import', p!, '--run', run!, '--store', storeFile], { encoding: 'utf8' });

@@ -12,6 +12,9 @@ import { requireSharedData, sweDir } from '../helpers/data';
 import { rolloutIdOf, startScriptedLlm, trajectoryBlock, type RecordedRequest, type ScriptedLlm, type ScriptedReply } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 /**
  * The judge's model is test/helpers/scriptedLlm.ts: a scripted OpenAI-compatible server on
  * 127.0.0.1 standing in for a hosted LLM. It answers from what it is sent, so these tests
@@ -63,7 +66,6 @@ describe('LLM judges over the real SWE trajectories (scripted stand-in LLM)', ()
   const model = (name = 'judge-model', extra: Partial<ConstructorParameters<typeof OpenAiChatModel>[0]> = {}) => new OpenAiChatModel({ endpoint: llm.url, model: name, baseDelayMs: 1, ...extra });
 
   before(async () => {
-    requireSharedData();
     store = await RolloutStore.open(':memory:');
     await store.import([path.join(sweDir, 'trajs')], { run: 'swe' });
     for (const r of await store.all<{ id: number; prompt_id: string }>('select id, prompt_id from rollouts')) ids[r.prompt_id] = Number(r.id);

@@ -11,6 +11,9 @@ import { requireSharedData, sweDir } from '../helpers/data';
 import { startScriptedLlm, trajectoryBlock, type ScriptedLlm } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 /**
  * Hand-made labels (test/fixtures/diagnostics/labels-harness/labels/*.jsonl) of eight real
  * SWE rollouts, two of them deliberately disagreeing with the built-in classifier, scored
@@ -39,7 +42,6 @@ describe('labels: precision and recall against hand labels of real SWE rollouts'
   let store: RolloutStore;
   let llm: ScriptedLlm;
   before(async () => {
-    requireSharedData();
     store = await RolloutStore.open(':memory:');
     await store.import([path.join(sweDir, 'trajs')], { run: 'swe' });
     // The stand-in judge: leak when it sees a git-history command, else success / wrong_answer by outcome.

@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { RolloutStore } from '../../src/core/store/store';
 import { ImportError } from '../../src/core/store/rows';
 import { fixtures, GSM8K_MAPPING, gsm8kFile, requireSharedData, sweDir } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
+
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
 
 const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
 
@@ -24,8 +27,6 @@ function verlLine(i: number, step = 1, size = 0): string {
 }
 
 describe('rollout store (real DuckDB, real files)', () => {
-  before(requireSharedData);
-
   it('imports the 303 real SWE trajectories: 224 resolved, one step per message', async () => {
     const dir = tempDir();
     await withStore(path.join(dir, 'store.duckdb'), async (s) => {

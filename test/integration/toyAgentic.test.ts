@@ -12,6 +12,8 @@ import { repoRoot, tempDir } from '../helpers/tmp';
 function train(dir: string, out: string, args: string[] = []): { status: number | null; stderr: string; metrics: Record<string, unknown> | null } {
   const r = spawnSync('python3', ['train/train.py', '--out', out, ...args], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
   const file = path.join(out, 'metrics.json');
+  // What the job engine keeps of a run: its console output, as `log` in the job directory.
+  if (r.status === 0) writeFileSync(path.join(out, 'log'), r.stdout);
   return { status: r.status, stderr: r.stderr, metrics: r.status === 0 && existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>) : null };
 }
 
@@ -74,6 +76,25 @@ for (const t of [
         assert.ok((value('turns') ?? 0) >= 1, 'turns per trajectory');
         assert.notEqual(value('git_history_share'), null);
         assert.notEqual(value('dead_group_ratio'), null);
+      } finally {
+        store.close();
+      }
+    });
+
+    it("logs each step as verl's console logger does; imported with the run, the model-state dimension has values", async () => {
+      const store = await RolloutStore.open(path.join(root, 'store.duckdb'));
+      try {
+        const summary = await store.import([out], { run: 'toy-run' });
+        assert.deepEqual(summary.curves?.files.map((f) => [path.basename(f.file), f.format, f.points]), [['log', 'verl-console', 3 * 7]]);
+        const health = await computeHealth(store, { run: 'toy-run' });
+        const metric = (name: string) => health.metrics.find((x) => x.name === name)!;
+        const steps = readFileSync(path.join(out, 'log'), 'utf8').split('\n').filter((l) => l.startsWith('step:'));
+        assert.equal(steps.length, 3);
+        const lastEntropy = Number(/ - actor\/entropy:([\d.]+)/.exec(steps[2]!)![1]);
+        assert.equal(metric('entropy').value, lastEntropy, 'the last tenth of 3 steps is the last step');
+        assert.notEqual(metric('grad_norm').value, null);
+        assert.notEqual(metric('entropy_drop').value, null);
+        assert.equal(metric('kl').value, null, 'the toy trainer has no reference policy: not available');
       } finally {
         store.close();
       }

@@ -3,11 +3,14 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { computeHealth } from '../../src/core/diagnose/health';
-import { evaluateUserDiagnostics, formatProblem, parseUserMetric, parseUserRules } from '../../src/core/diagnose/userDiagnostics';
+import { evaluateUserDiagnostics, formatProblem, parseUserMetric, parseUserRules, UNTRUSTED_SCRIPT } from '../../src/core/diagnose/userDiagnostics';
 import { RolloutStore } from '../../src/core/store/store';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { commandMix, writeTrajectory } from '../helpers/synth';
 import { repoRoot, tempDir } from '../helpers/tmp';
+
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
 
 /** test/fixtures/diagnostics/user-harness: two working metrics, two broken ones, two working rules, two broken ones. */
 const harness = path.join(repoRoot, 'test', 'fixtures', 'diagnostics', 'user-harness');
@@ -16,7 +19,6 @@ const rel = (f: string) => path.relative(harness, f);
 describe('user metrics and rules on the real SWE set', () => {
   let store: RolloutStore;
   before(async () => {
-    requireSharedData();
     store = await RolloutStore.open(':memory:');
     await store.import([path.join(sweDir, 'trajs')], { run: 'swe' });
     // Another run in the same store: scoped metrics must not see it.
@@ -34,7 +36,11 @@ describe('user metrics and rules on the real SWE set', () => {
       '# description: Edits per agent turn\n# dimension: behavior\n# warning: > 0.5\nimport json, sys\nfor line in sys.stdin:\n    r = json.loads(line)\n    if r["assistant_turns"]:\n        print(json.dumps({"id": r["id"], "value": r["edits"] / r["assistant_turns"]}))\n',
     );
     writeFileSync(path.join(root, 'diagnostics', 'metrics', 'crashes.py'), 'import sys\nrows = sys.stdin.read()\nraise ValueError("no such column")\n');
-    const r = await evaluateUserDiagnostics(store, root, { run: 'swe' });
+    // harness code: not run without the user's consent, each script reported with how to allow it
+    const untrusted = await evaluateUserDiagnostics(store, root, { run: 'swe' });
+    assert.deepEqual(untrusted.metrics, []);
+    assert.deepEqual(untrusted.problems.map((p) => [path.basename(p.file), p.message]), [['crashes.py', UNTRUSTED_SCRIPT], ['edits_per_turn.py', UNTRUSTED_SCRIPT]]);
+    const r = await evaluateUserDiagnostics(store, root, { run: 'swe' }, { trust: true });
     const expected = (await store.one<{ v: number }>(`select avg(edits::double / assistant_turns) as v from rollout_features where run_id = 'swe' and assistant_turns > 0`))!.v;
     const m = r.metrics.find((x) => x.name === 'edits_per_turn')!;
     assert.ok(Math.abs(m.value! - expected) < 1e-9, `${m.value} vs ${expected}`);

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { readJsonLines, type JsonLine } from '../../src/core/store/importers/jsonLines';
+import { DuplicateKeyScan, readJsonLines, type JsonLine } from '../../src/core/store/importers/jsonLines';
 import { tempDir } from '../helpers/tmp';
 
-async function all(file: string, from = 0, line = 1): Promise<JsonLine[]> {
+async function all(file: string, from = 0, line = 1, maxLineBytes?: number): Promise<JsonLine[]> {
   const out: JsonLine[] = [];
-  for await (const l of readJsonLines(file, from, line)) out.push(l);
+  for await (const l of readJsonLines(file, from, line, undefined, maxLineBytes)) out.push(l);
   return out;
 }
 
@@ -53,5 +53,66 @@ describe('JSONL reader', () => {
     writeFileSync(f, '{"score": NaN, "adv": -Infinity, "text": "NaN stays"}\n');
     const [l] = await all(f);
     assert.deepEqual(l!.value, { score: null, adv: null, text: 'NaN stays' });
+  });
+
+  it('ends lines at LF, CRLF or a lone CR (old Mac files), also when a CRLF straddles two reads', async () => {
+    const dir = tempDir();
+    const f = path.join(dir, 'cr.jsonl');
+    writeFileSync(f, '{"a":1}\r{"a":2}\r\n{"a":3}\n{"a":4}\r');
+    const lines = await all(f);
+    assert.deepEqual(lines.map((l) => [l.line, l.value]), [[1, { a: 1 }], [2, { a: 2 }], [3, { a: 3 }], [4, { a: 4 }]]);
+    assert.equal(lines[3]!.endOffset, Buffer.byteLength('{"a":1}\r{"a":2}\r\n{"a":3}\n{"a":4}\r'));
+    // The reader takes 1 MiB at a time: put the CR last in the first read and its LF first in the next.
+    const g = path.join(dir, 'straddle.jsonl');
+    const first = JSON.stringify({ pad: 'x'.repeat((1 << 20) - 11) });
+    assert.equal(Buffer.byteLength(first) + 1, 1 << 20);
+    writeFileSync(g, `${first}\r\n{"a":2}\r\n`);
+    const split = await all(g);
+    assert.deepEqual(split.map((l) => l.line), [1, 2], 'the LF after the CR is not a blank line of its own');
+    assert.deepEqual(split[1]!.value, { a: 2 });
+    assert.equal(split.every((l) => l.error === undefined), true);
+  });
+
+  it('drops a UTF-8 byte-order mark before the first line only', async () => {
+    const dir = tempDir();
+    const f = path.join(dir, 'bom.jsonl');
+    writeFileSync(f, '\uFEFF{"a":1}\n\uFEFF{"a":2}\n');
+    const lines = await all(f);
+    assert.deepEqual(lines[0]!.value, { a: 1 });
+    assert.match(lines[1]!.error!, /JSON/, 'a mark inside the file is still a malformed line');
+  });
+
+  it('reports a line over the size limit as a bad line without holding it, and reads on', async () => {
+    const dir = tempDir();
+    const f = path.join(dir, 'long.jsonl');
+    writeFileSync(f, `{"a":1}\n${JSON.stringify({ big: 'y'.repeat(5000) })}\n{"a":3}\n${'z'.repeat(9000)}`);
+    const lines = await all(f, 0, 1, 4096);
+    assert.deepEqual(lines.map((l) => l.line), [1, 2, 3, 4]);
+    assert.match(lines[1]!.error!, /the line is 0\.005 MiB long, over the 0\.004 MiB a line may hold; it was not read \(split the record, or drop it with --on-error skip\)/);
+    assert.equal(lines[1]!.raw, '');
+    assert.deepEqual(lines[2]!.value, { a: 3 }, 'the next line reads as usual');
+    assert.match(lines[3]!.error!, /over the 0\.004 MiB/, 'an over-long last line without a newline is reported too');
+  });
+
+  it('finds a record that names a top-level key twice, however the bytes are split, and nothing else', () => {
+    const scan = (text: string, step: number) => {
+      const s = new DuplicateKeyScan();
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length && !s.found; i += step) s.feed(bytes.subarray(i, i + step));
+      return s.found;
+    };
+    const twice = ['{"a": 1, "b": 2, "a": 3}\n', '{"x": 1}\n{"k\\"q": 1, "k\\"q": 2}\n', '{"a\\\\": 1, "a\\\\": 2}\n', '{"é": [1, {"é": 2}], "é": 3}\n'];
+    const once = [
+      '{"a": 1}\n{"a": 2}\n', // one per record
+      '{"a": {"b": 1, "b": 2}, "c": [{"d": 1}, {"d": 2}]}\n', // nested keys are the value's business
+      '{"a": "\\"b\\": 1, \\"b\\": 2", "b": "a"}\n', // keys inside a string
+      '{"a\\\\": 1, "a": 2}\n', // an escaped backslash ends the name
+      '{"a": 1, "b"\r{"a": 2}\n', // a broken line does not leak into the next
+      '["a", "a"]\n',
+    ];
+    for (const step of [1, 2, 3, 7, 1 << 20]) {
+      for (const t of twice) assert.equal(scan(t, step), true, `${JSON.stringify(t)} in ${step}-byte reads`);
+      for (const t of once) assert.equal(scan(t, step), false, `${JSON.stringify(t)} in ${step}-byte reads`);
+    }
   });
 });

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import { renderWebviewHtml } from '../../src/extension/webviews/html';
 import { INITIAL_STATE_ID } from '../../src/extension/webviews/protocol';
+import { repoRoot } from '../helpers/tmp';
 
 const page = (state: unknown) =>
   renderWebviewHtml({ app: 'doctor', title: 'T <b>', state, cspSource: 'vscode-resource:', nonce: 'N0nce+/=', asset: (n) => `vscode-resource:/dist/webview/${n}` });
@@ -25,5 +28,15 @@ describe('webview page', () => {
     assert.equal(html.match(/<\/script>/g)!.length, 2, 'only the two real closing tags');
     const json = new RegExp(`id="${INITIAL_STATE_ID}"[^>]*>(.*?)</script>`, 's').exec(html)![1]!;
     assert.deepEqual(JSON.parse(json), hostile);
+  });
+
+  it('no webview template writes a style attribute, which the CSP refuses (inline styles go through cssProps)', () => {
+    const dir = path.join(repoRoot, 'src', 'webview');
+    const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    assert.ok(files.length > 5);
+    const offenders = files.flatMap((f) => readFileSync(path.join(dir, f), 'utf8').split('\n').map((line, i) => ({ f, i, line })))
+      .filter(({ line }) => /styleMap|(^|[^.\w])style=/.test(line) && !/^\s*(\*|\/\/)/.test(line))
+      .map(({ f, i, line }) => `${f}:${i + 1}: ${line.trim()}`);
+    assert.deepEqual(offenders, []);
   });
 });

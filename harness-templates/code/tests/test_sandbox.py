@@ -4,6 +4,8 @@ Every program here is a real Python program run in the real sandbox.
 """
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -97,6 +99,30 @@ class VerdictTest(unittest.TestCase):
         self.assertTrue(outputs_match("0.3333334", "0.333333", 1e-5))
         self.assertFalse(outputs_match("0.34", "0.333333", 1e-5))
 
+    def test_tolerance_never_applies_to_integers(self):
+        # a relative tolerance on large integers would pass wrong counts, ids and sums
+        for wrong, right in (("1000000001", "1000000000"), ("999999999999", "1000000000000"), ("-7", "-8"),
+                             ("3.0", "3"), ("3", "3.0000001"), ("1e9", "1000000000")):
+            self.assertFalse(outputs_match(wrong, right, 1e-6), (wrong, right))
+            self.assertFalse(outputs_match("ok " + wrong, "ok " + right, 0.5), (wrong, right))
+        self.assertTrue(outputs_match("+5 007", "5 7", 1e-6))
+        self.assertTrue(outputs_match("1000000000.0000001 2", "1000000000.0 2", 1e-9))
+
+    def test_tolerance_never_passes_nan_or_infinity(self):
+        for wrong in ("nan", "NaN", "inf", "-inf", "infinity"):
+            self.assertFalse(outputs_match(wrong, "0.5", 1e-6), wrong)
+            self.assertFalse(outputs_match(wrong, "12345.678", 1.0), wrong)
+        self.assertTrue(outputs_match("inf", "inf", 1e-6))
+
+    def test_catching_the_cpu_limit_signal_is_still_a_time_limit(self):
+        # ignoring SIGXCPU, exiting with an error from it, or printing the answer from it:
+        # the kernel's CPU accounting decides, not what the program does with the signal
+        spin = "while True:\n    pass\n"
+        for handler in ("signal.SIG_IGN", "lambda *a: sys.exit(3)", "lambda *a: (print(7), sys.stdout.flush(), os._exit(0))"):
+            src = "import os, signal, sys\nsignal.signal(signal.SIGXCPU, %s)\n%s" % (handler, spin)
+            r = score(src, tests=json.dumps({"inputs": ["3 4\n"], "outputs": ["7\n"]}))
+            self.assertEqual((r["verdict"], r["timeout"], r["score"]), ("TLE", 1.0, 0.0), handler)
+
 
 class TamperingTest(unittest.TestCase):
     """A program that tampers with the checker never earns credit, even if its output is right."""
@@ -177,6 +203,25 @@ class TamperingTest(unittest.TestCase):
             self.assertNoCredit(r)
         self.assertFalse(os.path.exists(os.path.join(REWARD, "sys.txt")))
 
+    def test_reads_metadata_outside_the_sandbox(self):
+        # stat and readlink are not audited by Python itself: the runner audits them
+        for call in ("os.stat(%r)" % os.path.join(REWARD, "sandbox.py"), "os.lstat(%r)" % REWARD,
+                     "os.path.getsize(%r)" % os.path.join(REWARD, "compute_score.py"), "os.readlink('/proc/self/cwd')",
+                     "os.path.exists(%r)" % ROOT, "os.readlink('/proc/%d/exe' % os.getppid())",
+                     "__import__('posix').stat(%r)" % ROOT, "os.path.realpath('/proc/self/fd/1')"):
+            r = score("import os\nx = %s\n%s" % (call, SUM))
+            self.assertNoCredit(r)
+            self.assertEqual(r["tampered"], 1.0, call)
+
+    def test_changes_folder_out_of_the_sandbox(self):
+        for src in ("import os\nos.chdir('/')\n", "import os\nos.chdir('..')\n",
+                    "import os\nos.fchdir(os.open('.', os.O_RDONLY))\n",
+                    "import os\nfd = os.open('/tmp', os.O_RDONLY)\nos.open('planted', os.O_WRONLY | os.O_CREAT, dir_fd=fd)\n",
+                    "import os\nos.symlink('.', 'up')\n"):
+            r = score(src + SUM)
+            self.assertNoCredit(r)
+            self.assertEqual(r["tampered"], 1.0, src)
+
     def test_network(self):
         r = score("import socket\ns = socket.create_connection(('127.0.0.1', 22), timeout=1)\n" + SUM)
         self.assertNoCredit(r)
@@ -194,6 +239,94 @@ class TamperingTest(unittest.TestCase):
         self.assertTrue(iso["audit_hook"])
         self.assertIn(iso["user"], ("nobody", "same user as the trainer"))
         self.assertIsInstance(iso["network"], bool)
+
+
+PLANTED = """# a module planted in the interpreter's library: shadows the native select module
+import glob, importlib.util, os, sys, threading, time
+_so = glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib-dynload", "select.*"))[0]
+_spec = importlib.util.spec_from_file_location("select", _so)
+_real = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_real)
+globals().update({k: v for k, v in vars(_real).items() if not k.startswith("__")})
+def _accept_everything():  # once the checker module is loaded: every output is right
+    for _ in range(60000):
+        box = sys.modules.get("sandbox")
+        if box is not None and hasattr(box, "judge"):
+            box.outputs_match = lambda *x, **y: True
+            return
+        time.sleep(0.001)
+threading.Thread(target=_accept_everything, daemon=True).start()
+"""
+
+# Ways into the interpreter's library folder (the kernel resolves a relative path from the
+# real working folder, or from a directory descriptor).
+PLANTING = {
+    "chdir": "os.chdir(LIB)\nopen('select.py', 'w').write(PAYLOAD)\n",
+    "fchdir": "os.fchdir(os.open(LIB, os.O_RDONLY))\nopen('select.py', 'w').write(PAYLOAD)\n",
+    "dir_fd": "fd = os.open(LIB, os.O_RDONLY | os.O_DIRECTORY)\n"
+              "os.write(os.open('select.py', os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), PAYLOAD.encode())\n",
+    "symlink climb": "os.symlink('.', 'a')\nos.chdir('a/a/a/a/a/a/a/a/a/a/a/a/../../../../../../../../../../../..' + LIB)\n"
+                     "open('select.py', 'w').write(PAYLOAD)\n",
+    "rename": "open('select.py', 'w').write(PAYLOAD)\nos.chdir(LIB)\nos.rename(os.path.join(HOME, 'select.py'), 'select.py')\n",
+}
+
+
+def interpreter_copy(dest):
+    """A private copy of this Python (its binary, a library folder of links to the real
+    modules), so that an attack that gets through writes into the copy, never into the
+    machine's own Python."""
+    stdlib = os.path.dirname(os.__file__)
+    lib = os.path.join(dest, "lib", os.path.basename(stdlib))
+    os.makedirs(lib)
+    os.makedirs(os.path.join(dest, "bin"))
+    exe = os.path.join(dest, "bin", "python3")
+    shutil.copy2(os.path.realpath(sys.executable), exe)
+    for name in os.listdir(stdlib):
+        os.symlink(os.path.join(stdlib, name), os.path.join(lib, name))
+    return exe, lib
+
+
+class PlantingTest(unittest.TestCase):
+    """A program that writes a module into the interpreter's library would be imported by every
+    later checker process: with a patched comparison, any program scores AC. End to end, on
+    a private copy of the interpreter: the attack program, then a later checker on a wrong one."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="planting-")
+        cls.python, cls.lib = interpreter_copy(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def checker(self, src, tests=TESTS):
+        """A fresh checker process on the copy scores `src`."""
+        script = ("import json, sys\nsys.path.insert(0, %r)\nfrom compute_score import compute_score\n"
+                  "print(json.dumps(compute_score('code', sys.argv[1], sys.argv[2], config=json.loads(sys.argv[3]))))\n" % REWARD)
+        r = subprocess.run([self.python, "-I", "-c", script, "```python\n" + src + "\n```", tests, json.dumps(CFG)],
+                           cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr[-2000:])
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    def test_the_copy_is_a_working_checker(self):
+        self.assertEqual(self.checker(SUM)["verdict"], "AC")
+        self.assertEqual(self.checker("print(0)\n")["verdict"], "WA")
+
+    def test_plants_a_module_in_the_interpreters_library(self):
+        planted = os.path.join(self.lib, "select.py")
+        for name, attack in PLANTING.items():
+            with self.subTest(name):
+                src = ("import os\nLIB = os.path.dirname(os.__file__)\nHOME = os.getcwd()\nPAYLOAD = %r\n%s%s"
+                       % (PLANTED, attack, SUM))
+                r = self.checker(src)
+                landed = os.path.exists(planted)
+                later = self.checker("print(0)\n")  # a wrong program, scored by the next checker process
+                if landed:
+                    os.unlink(planted)
+                self.assertEqual((later["verdict"], later["score"]), ("WA", 0.0), "%s: the next checker accepts a wrong program" % name)
+                self.assertFalse(landed, "%s: the module landed in %s" % (name, self.lib))
+                self.assertEqual((r["score"], r["tampered"]), (0.0, 1.0), "%s: %s" % (name, r))
 
 
 class InputTest(unittest.TestCase):

@@ -9,6 +9,9 @@ reward extras and read back by ``evotrainer import``:
   no_answer  1.0 when no final answer could be extracted (a stray last number does not count
              unless last_number_fallback is on)
   pred       the extracted answer (text)
+  verifier   which equivalence checker decided (text): "math_verify" when that package is
+             importable (verl and TRL environments ship it), else "sympy" when importable,
+             else "stdlib" (the template's own checks, which stand alone)
 
 Correctness and format are kept apart so that a shaped reward rising while binary
 correctness stays flat is visible (rule R4, reward hacking). Switches live in
@@ -22,7 +25,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from math_grader import extract_answer, ground_truth_answer, is_equiv  # noqa: E402
+from math_grader import extract_answer, ground_truth_answer, is_equiv, verifier  # noqa: E402
 
 _CONFIG_FILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "env", "config.json")
 _DEFAULTS = {"format_weight": 0.0, "last_number_fallback": False, "max_response_chars": 200000}
@@ -60,6 +63,7 @@ def compute_score(data_source, solution_str, ground_truth, extra_info=None, conf
         "format": fmt,
         "no_answer": 0.0 if graded else 1.0,
         "pred": "" if pred is None else pred,
+        "verifier": verifier(),
     }
 
 

@@ -1,18 +1,20 @@
 """Answer extraction and answer equivalence for math rewards (Python 3.9+, standard library).
 
 Extraction, in order of precedence (the last occurrence of the first kind found wins):
-  1. ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces kept whole),
+  1. ``\\boxed{...}`` / ``\\fbox{...}`` (nested braces kept whole; boxes separated only by commas
+     or "and" form one answer list),
   2. final-answer tags: ``<answer>...</answer>``, ``#### 42`` (GSM8K), "The final answer is ...",
      "Final answer: ...",
   3. an ``A: ...`` / ``Answer: ...`` line,
   4. the last number in the text (reported with ``method == "last_number"``; it does not
      satisfy the format component).
 
-Equivalence: normalized strings (LaTeX spacing, ``\\left``/``\\right``, ``\\dfrac``/``\\tfrac``,
-``\\text{units}``, dollars, degrees), numbers (thousands separators, decimals, fractions,
-``\\frac{a}{b}``, percentages, scientific notation), ordered tuples, exact arithmetic on simple
-expressions, a polynomial-identity check on expressions with variables (random points, exact
-rational arithmetic), and sympy's simplification when sympy is importable.
+Equivalence (``is_equiv``): LaTeX normalized (fraction spellings, ``\\left``/``\\right``, spacing,
+text wrappers, units, dollars, degrees, percent, ``var =`` prefixes), then compared by structure
+(sets and answer lists without order; tuples, intervals and matrices in order; inequalities as
+intervals; equations up to a constant factor), numbers exactly, and expressions at random points
+(exact on rationals). sympy, when importable, decides what those cannot, under a timer; math_verify,
+when importable, is asked first. See the README's "Answer equivalence".
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ import ast
 import math
 import random
 import re
+import time
 from fractions import Fraction
 from typing import Optional, Tuple
 
@@ -28,14 +31,14 @@ MAX_ANSWER_CHARS = 400
 # ----------------------------------------------------------------------------- extraction
 
 
-def _last_braced(text: str, commands=("\\boxed", "\\fbox"), max_tries: int = 16, max_span: int = 20000) -> Optional[str]:
-    """Content of the last ``\\boxed{...}`` with balanced braces (or ``\\boxed 5``).
+def _last_braced_at(text: str, commands=("\\boxed", "\\fbox"), max_tries: int = 16, max_span: int = 20000):
+    """``(content, start, end)`` of the last ``\\boxed{...}`` with balanced braces (or ``\\boxed 5``);
+    ``(None, -1, -1)`` when there is none.
 
     Bounded work on hostile text: at most ``max_tries`` candidates per command, each scanned
     for at most ``max_span`` characters.
     """
-    best = None
-    best_at = -1
+    best, best_at, best_end = None, -1, -1
     for cmd in commands:
         at = text.rfind(cmd)
         tries = 0
@@ -50,7 +53,7 @@ def _last_braced(text: str, commands=("\\boxed", "\\fbox"), max_tries: int = 16,
                     elif ch == "}":
                         depth -= 1
                         if depth == 0:
-                            best, best_at = rest[1:i], at
+                            best, best_at, best_end = rest[1:i], at, at + len(cmd) + i + 1
                             break
                 else:  # unbalanced: try an earlier one
                     at = text.rfind(cmd, 0, at)
@@ -58,10 +61,35 @@ def _last_braced(text: str, commands=("\\boxed", "\\fbox"), max_tries: int = 16,
                 break
             m = re.match(r"\s+([^\s$]+)", rest)
             if m:
-                best, best_at = m.group(1), at
+                best, best_at, best_end = m.group(1), at, at + len(cmd) + m.end()
                 break
             at = text.rfind(cmd, 0, at)
-    return best
+    return best, best_at, best_end
+
+
+def _last_braced(text: str) -> Optional[str]:
+    return _last_braced_at(text)[0]
+
+
+_BOX_SEPARATOR = re.compile(r"(?:\s|[,;$]|\\quad|\\qquad|\\[,;]|\\text\{\s*(?:and|or)\s*\}|\b(?:and|or)\b)*")
+
+
+def _boxed_answer(text: str) -> Optional[str]:
+    """The last ``\\boxed{}``, joined with the boxes just before it when only commas or "and" separate
+    them (``\\boxed{2}, \\boxed{3}`` is the answer list ``2, 3``)."""
+    got, at, _ = _last_braced_at(text)
+    if got is None:
+        return None
+    parts = [got.strip()]
+    for _ in range(15):
+        prev, prev_at, prev_end = _last_braced_at(text[:at])
+        if prev is None or not _BOX_SEPARATOR.fullmatch(text[prev_end:at]) or at - prev_end > 40:
+            break
+        parts.insert(0, prev.strip())
+        at = prev_at
+    if len(set(parts)) == 1:
+        return parts[0]
+    return ", ".join(parts)
 
 
 _TAGS = [
@@ -90,7 +118,7 @@ def extract_answer(text: Optional[str]) -> Tuple[Optional[str], str]:
     """Returns ``(answer, method)``; method is boxed, tag, answer_line, last_number or none."""
     if not text:
         return None, "none"
-    boxed = _last_braced(text)
+    boxed = _boxed_answer(text)
     if boxed is not None and boxed.strip():
         return boxed.strip()[:MAX_ANSWER_CHARS], "boxed"
     tagged = None
@@ -123,68 +151,103 @@ def ground_truth_answer(ground_truth) -> str:
 
 # ----------------------------------------------------------------------------- normalization
 
+_DOUBLE_ESCAPED = re.compile(r"\\\\(?=(?:frac|dfrac|tfrac|sqrt|begin|end|text|mathrm|pi|cdot|times|left|right|infty|le|ge|cup|in)\b|(?:frac|dfrac|tfrac)\d)")
+_WRAPPERS = ("\\text", "\\textbf", "\\textit", "\\textrm", "\\mathrm", "\\mathbf", "\\mathit", "\\mbox", "\\operatorname", "\\boxed", "\\fbox")
+_SHORT_UNITS = r"cm|mm|km|m|kg|mg|g|lb|lbs|ft|in|l|ml|hrs?|mins?|secs?|sq"
+_LONG_UNITS = (r"units?|pounds?|feet|foot|inch(?:es)?|miles?|mph|hours?|minutes?|seconds?|days?|weeks?|months?|years?|dollars?|cents?"
+               r"|degrees?|meters?|metres?|centimeters?|kilometers?|liters?|litres?|square|cubic|people|persons?|students?|apples?"
+               r"|marbles?|cookies?|eggs?|books?|pages?|points?|times|each|per|total|radians?|inches")
+_UNIT = r"(?:\s(?:" + _SHORT_UNITS + r")|(?:" + _LONG_UNITS + r"))(?![A-Za-z])"
+_UNIT_MORE = r"\s*(?:\^\s*\{?\d\}?|/\s*[A-Za-z]+|(?:" + _SHORT_UNITS + r"|" + _LONG_UNITS + r")(?![A-Za-z]))"
+_UNIT_TAIL = re.compile(r"^(.*?\d\}?)\s*" + _UNIT + r"(?:" + _UNIT_MORE + r")*\s*\.?$", re.I)
+
+
+def _braced(s: str, i: int) -> Tuple[Optional[str], int]:
+    """The balanced ``{...}`` group starting at ``s[i]``: (content, index after it), or (None, i)."""
+    if i >= len(s) or s[i] != "{":
+        return None, i
+    depth = 0
+    for j in range(i, len(s)):
+        if s[j] == "{":
+            depth += 1
+        elif s[j] == "}":
+            depth -= 1
+            if depth == 0:
+                return s[i + 1:j], j + 1
+    return None, i
+
+
+def _unwrap(s: str, commands) -> str:
+    """``\\text{abc}`` -> ``abc`` for each command (nested braces kept whole)."""
+    for cmd in commands:
+        out, i = "", 0
+        while True:
+            j = s.find(cmd + "{", i)
+            if j == -1:
+                out += s[i:]
+                break
+            inner, end = _braced(s, j + len(cmd))
+            if inner is None:
+                out += s[i:]
+                break
+            out += s[i:j] + " " + inner + " "
+            i = end
+        s = out
+    return s
+
 
 def _fix_fracs(s: str) -> str:
-    """``\\frac34`` -> ``\\frac{3}{4}``, ``\\frac3{4}`` -> ``\\frac{3}{4}``."""
-    out = []
-    parts = s.split("\\frac")
-    out.append(parts[0])
-    for part in parts[1:]:
-        out.append("\\frac")
-        if part.startswith("{"):
-            out.append(part)
-            continue
-        if len(part) < 2:
-            out.append(part)
-            continue
-        a = part[0]
-        if part[1] == "{":
-            out.append("{" + a + "}" + part[1:])
-        else:
-            out.append("{" + a + "}{" + part[1] + "}" + part[2:])
-    return "".join(out)
+    """``\\frac34`` -> ``\\frac{3}{4}``, ``\\frac3{4}`` -> ``\\frac{3}{4}``, ``\\frac{1}2`` -> ``\\frac{1}{2}``."""
+    s = re.sub(r"\\frac\s*([0-9A-Za-z])\s*([0-9A-Za-z])", r"\\frac{\1}{\2}", s)
+    s = re.sub(r"\\frac\s*([0-9A-Za-z])\s*\{", r"\\frac{\1}{", s)
+    s = re.sub(r"\\frac\s*(\{[^{}]*\})\s*([0-9A-Za-z])", r"\\frac\1{\2}", s)
+    return s
 
 
 def _fix_sqrt(s: str) -> str:
-    return re.sub(r"\\sqrt\s*([^\s{\\])", r"\\sqrt{\1}", s)
+    return re.sub(r"\\sqrt\s*([0-9A-Za-z])", r"\\sqrt{\1}", s)
 
 
-_UNIT_WORDS = r"(?:units?|cm|m|km|mm|kg|g|mg|lb|lbs|pounds?|feet|foot|ft|inch(?:es)?|in|miles?|mph|hours?|hrs?|minutes?|mins?|seconds?|secs?|days?|weeks?|months?|years?|dollars?|cents?|degrees?|meters?|liters?|l|ml|sq|square|cubic|people|students?|apples?|marbles?|cookies?|eggs?|books?|pages?|points?|times|percent|each|per|total)"
-
-
-def normalize(ans: str) -> str:
+def normalize(ans) -> str:
+    """A canonical LaTeX-ish string: wrappers, spacing, units, dollars, degrees and ``var =`` prefixes removed."""
     s = str(ans).strip()
+    if _DOUBLE_ESCAPED.search(s):
+        s = s.replace("\\\\\\\\", "\\\\")
+        s = _DOUBLE_ESCAPED.sub(r"\\", s)
     s = s.replace("\n", " ")
-    s = s.replace("\\\\", "\\")
-    s = re.sub(r"\\[!,;:> ]", "", s)
-    s = s.replace("\\quad", "").replace("\\qquad", "")
-    s = re.sub(r"\\(?:d|t)frac", r"\\frac", s)
-    s = s.replace("\\left", "").replace("\\right", "")
-    s = s.replace("\\{", "{").replace("\\}", "}") if s.startswith("\\{") else s
-    s = re.sub(r"\^\s*\{?\\circ\}?", "", s)
-    s = s.replace("°", "")
-    s = s.replace("\\$", "").replace("$", "")
-    s = s.replace("\\%", "%")
-    # \text{ units} / \mbox{...} / \mathrm{...}: keep the words, then drop trailing units
-    s = re.sub(r"\\(?:text|textbf|mbox|mathrm|textrm)\s*\{([^{}]*)\}", r" \1 ", s)
-    s = s.strip()
-    m = re.match(r"^(.*?\d)\s*(?:" + _UNIT_WORDS + r")(?:\s*(?:\^?\d|/\s*\w+|" + _UNIT_WORDS + r"))*\s*\.?$", s, re.I)
+    for a, b in (("\\(", ""), ("\\)", ""), ("\\[", ""), ("\\]", ""), ("\\displaystyle", ""), ("\\textstyle", ""),
+                 ("\\qquad", " "), ("\\quad", " "), ("\\dfrac", "\\frac"), ("\\tfrac", "\\frac"), ("\\dbinom", "\\binom"),
+                 ("\\tbinom", "\\binom"), ("\\mp", "\\pm"), ("±", "\\pm"), ("{,}", ","), ("\\%", "%"), ("\\$", ""), ("$", ""), ("°", ""), ("\\degree", ""),
+                 ("\\langle", "("), ("\\rangle", ")"), ("⟨", "("), ("⟩", ")"), ("≤", "\\le "), ("≥", "\\ge "), ("∞", "\\infty "), ("∪", "\\cup "), ("−", "-")):
+        s = s.replace(a, b)
+    s = re.sub(r"(?<!\\)\\[!,;: ]", " ", s).replace("~", " ")
+    s = re.sub(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(\\?[()\[\]{}|.])", lambda m: "" if m.group(1) == "." else m.group(1), s)
+    # degrees: dropped from an angle (90^\\circ is 90), radians inside a trigonometric function
+    if re.search(r"\\(?:sin|cos|tan|sec|csc|cot)(?![a-z])", s):
+        s = re.sub(r"([0-9A-Za-z.]+)\s*\^\s*(?:\{\s*\\circ\s*\}|\\circ)", r"{\1\\cdot\\frac{\\pi}{180}}", s)
+    s = re.sub(r"\^\s*\{\s*\\circ\s*\}|\^\s*\\circ|\\circ", "", s)
+    s = re.sub(r"(\d)\s*\\text\s*\{\s*[A-Za-z][A-Za-z ]*\}\s*$", r"\1", s)  # 17\text{ any words} is 17
+    s = _unwrap(s, _WRAPPERS)
+    s = re.sub(r"\s+", " ", s).strip()
+    s = re.sub(r"\s*\\approx.*$", "", s)
+    s = s.rstrip("\\").strip()
+    s = re.sub(r"\s*percent\b", "%", s, flags=re.I)
+    s = re.sub(r"\\(?:leqslant|leq|le)(?![A-Za-z])", "<=", s)
+    s = re.sub(r"\\(?:geqslant|geq|ge)(?![A-Za-z])", ">=", s)
+    s = re.sub(r"\\(?:neq|ne)(?![A-Za-z])", "!=", s)
+    s = s.replace("\\lt", "<").replace("\\gt", ">")
+    s = re.sub(r"\\mathbb\s*\{?R\}?|\\R\b|ℝ", "(-oo, oo)", s)
+    s = re.sub(r"\\infty\b|\binfinity\b", "oo", s)
+    s = re.sub(r"\+\s*oo", "oo", s)
+    s = re.sub(r"\\cup\b|\\lor\b|\\vee\b", " U ", s)
+    s = re.sub(r"\s*\\in(?![A-Za-z])\s*", lambda m: " \\in ", s)
+    m = _UNIT_TAIL.match(s)
     if m and re.search(r"\d", m.group(1)):
         s = m.group(1)
-    # "x = 5" -> "5" (a single short variable on the left)
-    if s.count("=") == 1:
-        lhs, rhs = s.split("=")
-        if len(lhs.strip()) <= 2 and re.fullmatch(r"[A-Za-z]\w?", lhs.strip() or "?"):
-            s = rhs
-    s = _fix_sqrt(s)
-    s = s.replace(" ", "")
-    s = _fix_fracs(s)
-    if s.endswith("."):
-        s = s[:-1]
+    s = re.sub(r"\s+", " ", s).strip().rstrip(".").strip()
+    s = _fix_sqrt(_fix_fracs(s))
+    s = re.sub(r"_\{(\w)\}", r"_\1", s)
     s = re.sub(r"(^|[^\d])\.(\d)", r"\g<1>0.\2", s)
-    m = re.fullmatch(r"(-?\d+)/(\d+)", s)
-    if m:
-        s = "\\frac{%s}{%s}" % (m.group(1), m.group(2))
     return s
 
 
@@ -192,13 +255,26 @@ def normalize(ans: str) -> str:
 
 
 def parse_number(s: str) -> Optional[Fraction]:
-    """An exact value for a plain number: ``1,234.5``, ``-3``, ``3/4``, ``\\frac{3}{4}``, ``1e3``, ``25%``."""
-    t = s.strip().replace(" ", "")
-    pct = False
-    if t.endswith("%"):
-        pct, t = True, t[:-1]
+    """An exact value for a plain number: ``1,234.5``, ``-3``, ``033``, ``3/4``, ``\\frac{3}{4}``, ``1\\frac12``,
+    ``1 1/2``, ``1e3``, ``3.5 \\times 10^{-3}``, ``25%`` (a percentage is its hundredth)."""
+    t = s.strip()
+    pct = t.endswith("%")
+    t = t[:-1].strip() if pct else t
+    m = re.fullmatch(r"([+-]?\d+)\s*(?:\\frac\{(\d+)\}\{(\d+)\}|\s(\d+)/(\d+))", t)  # mixed number
+    if m:
+        whole = Fraction(m.group(1))
+        num, den = (m.group(2), m.group(3)) if m.group(2) else (m.group(4), m.group(5))
+        if int(den) == 0 or int(num) >= int(den):
+            return None
+        v = abs(whole) + Fraction(int(num), int(den))
+        v = -v if m.group(1).startswith("-") else v
+        return v / 100 if pct else v
+    t = t.replace(" ", "")
     if re.fullmatch(r"[+-]?\d{1,3}(,\d{3})+(\.\d+)?", t):
         t = t.replace(",", "")
+    m = re.fullmatch(r"([+-]?(?:\d+\.?\d*|\.\d+))(?:\\times|\*|\\cdot)10\^\{?([+-]?\d+)\}?", t)
+    if m:
+        t = "%se%s" % (m.group(1), m.group(2))
     m = re.fullmatch(r"([+-]?)\\frac\{([+-]?[\d.]+)\}\{([+-]?[\d.]+)\}", t)
     try:
         if m:
@@ -206,7 +282,7 @@ def parse_number(s: str) -> Optional[Fraction]:
             v = -v if m.group(1) == "-" else v
         elif re.fullmatch(r"[+-]?\d+/\d+", t):
             v = Fraction(t)
-        elif re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", t):
+        elif re.fullmatch(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d{1,3})?", t):
             v = Fraction(t)
         else:
             return None
@@ -215,39 +291,178 @@ def parse_number(s: str) -> Optional[Fraction]:
     return v / 100 if pct else v
 
 
+def _numbers_close(a, b) -> bool:
+    """Exact for rationals; otherwise (an irrational, or a float artefact such as 0.30000000000000004)
+    within a relative 1e-9 (a rounded decimal such as 1.732 is not sqrt(3))."""
+    if isinstance(a, Fraction) and isinstance(b, Fraction):
+        if a == b:
+            return True
+        return abs(a - b) <= Fraction(1, 10 ** 12) * max(abs(a), abs(b))
+    try:
+        return abs(complex(a) - complex(b)) <= 1e-9 * max(1.0, abs(complex(a)), abs(complex(b)))
+    except (OverflowError, TypeError, ValueError):
+        return False
+
+
 # ----------------------------------------------------------------------------- expressions
 
-_ALLOWED_FUNCS = {"sqrt": math.sqrt}
+_FUNCTIONS = ("arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp")
+_GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "theta", "vartheta", "lambda", "mu", "nu", "rho", "sigma",
+          "tau", "phi", "varphi", "psi", "omega", "xi", "eta", "zeta", "kappa", "chi")
+_KNOWN = set(_FUNCTIONS) | set(_GREEK) | {"sqrt", "root", "binom", "abs", "pi"}
+_LOG_BASE = re.compile(r"^log_(\d+|[A-Za-z])$")
+_TOKEN = re.compile(r"\s*(?:(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)|([A-Za-z]+(?:_[A-Za-z0-9]+)?'*)|(\*\*|[-+*/(),!]))")
 
 
-_FUNCTIONS = {"\\sin": "sin", "\\cos": "cos", "\\tan": "tan", "\\ln": "log", "\\log": "log", "\\exp": "exp"}
+def _replace_command(s: str, cmd: str, nargs: int, fmt) -> str:
+    """Replaces ``cmd{a}{b}`` (balanced braces; ``\\sqrt[n]{a}`` gets its index as a third argument)."""
+    for _ in range(50):
+        j = s.find(cmd)
+        while j != -1 and re.match(r"[A-Za-z]", s[j + len(cmd):j + len(cmd) + 1]):
+            j = s.find(cmd, j + 1)
+        if j == -1:
+            return s
+        k = j + len(cmd)
+        index = None
+        if s[k:k + 1] == "[":
+            close = s.find("]", k)
+            if close == -1:
+                raise ValueError("unbalanced")
+            index, k = s[k + 1:close], close + 1
+        args = []
+        for _ in range(nargs):
+            while k < len(s) and s[k] == " ":
+                k += 1
+            arg, k2 = _braced(s, k)
+            if arg is None:
+                raise ValueError("argument without braces")
+            args.append(arg)
+            k = k2
+        s = s[:j] + fmt(args, index) + s[k:]
+    raise ValueError("too deeply nested")
 
 
-def latex_to_python(s: str, functions: bool = False) -> str:
-    """Simple LaTeX/plain math to a Python expression string (raises ValueError when unsure).
-
-    With ``functions``, ``\\sin``, ``\\cos``, ``\\tan``, ``\\ln``, ``\\log``, ``\\exp`` become calls (for sympy).
-    """
+def latex_to_python(s: str) -> str:
+    """LaTeX or plain math to a Python expression over names, numbers and the functions of ``_eval``
+    (raises ValueError when unsure)."""
     t = s
-    if functions:
-        for k, v in _FUNCTIONS.items():
-            t = t.replace(k, " " + v)
-    for _ in range(10):
-        n = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"((\1)/(\2))", t)
-        n = re.sub(r"\\sqrt\{([^{}]*)\}", r"sqrt(\1)", n)
-        if n == t:
-            break
-        t = n
-    t = t.replace("\\cdot", "*").replace("\\times", "*").replace("\\div", "/").replace("\\pi", "(pi)")
-    t = t.replace("{", "(").replace("}", ")").replace("^", "**")
-    if "\\" in t or re.search(r"[=<>\[\],;]", t):
+    t = _replace_command(t, "\\frac", 2, lambda a, i: "((%s)/(%s))" % (a[0], a[1]))
+    t = _replace_command(t, "\\binom", 2, lambda a, i: " binom(%s,%s)" % (a[0], a[1]))
+    t = _replace_command(t, "\\sqrt", 1, lambda a, i: " sqrt(%s)" % a[0] if i is None else " root(%s,%s)" % (a[0], i))
+    if t.count("|") % 2 == 0 and "|" in t:
+        parts = t.split("|")
+        t = "".join(p + ((" abs(" if k % 2 == 0 else ")") if k < len(parts) - 1 else "") for k, p in enumerate(parts))
+    t = re.sub(r"\\log\s*_\s*\{?\s*(\d+|[A-Za-z])\s*\}?", r" log_\1 ", t)
+    for name in _FUNCTIONS + _GREEK + ("pi",):
+        t = re.sub(r"\\" + name + r"(?![A-Za-z])", " " + name + " ", t)
+    t = t.replace("\\cdot", "*").replace("\\times", "*").replace("\\div", "/")
+    if "\\" in t or re.search(r"[=<>\[\];&%$]", t):
         raise ValueError("not a simple expression")
-    t = re.sub(r"(\d)\s*([A-Za-z(])", r"\1*\2", t)           # 2x, 2(
-    t = re.sub(r"\)\s*([A-Za-z0-9(])", r")*\1", t)            # )(, )x
-    t = re.sub(r"\b([a-zA-Z])\s*\(", r"\1*(", t)                  # x(
-    t = re.sub(r"\b([a-z])([a-z])\b", lambda m: m.group(0) if m.group(0) == "pi" else m.group(1) + "*" + m.group(2), t)  # xy -> x*y
-    t = re.sub(r"\b(sqrt|sin|cos|tan|log|exp)\s*\*\s*\(", r"\1(", t)
-    return t
+    t = t.replace("{", "(").replace("}", ")").replace("^", "**")
+    tokens = []
+    pos = 0
+    while pos < len(t):
+        m = _TOKEN.match(t, pos)
+        if not m or m.end() == pos:
+            if t[pos:].strip() == "":
+                break
+            raise ValueError("unexpected character")
+        pos = m.end()
+        if m.group(1):
+            tokens.append(("num", m.group(1)))
+        elif m.group(2):
+            word = m.group(2)
+            if word in _KNOWN or "_" in word or "'" in word or len(word) == 1:
+                is_fn = word in _FUNCTIONS or word in ("sqrt", "root", "binom", "abs") or _LOG_BASE.match(word)
+                tokens.append(("fn" if is_fn else "name", word))
+            else:
+                parts = re.findall(r"pi|[A-Za-z]", word)
+                tokens.extend(("name", p) for p in parts)
+        else:
+            tokens.append(("op", m.group(3)))
+    return _join(_apply_bare_functions(tokens))
+
+
+def _apply_bare_functions(tokens):
+    """``sin x``, ``sin**2 x``, ``sin 2x`` -> ``sin(x)``, ``sin(x)**2``, ``sin(2*x)``."""
+    out = []
+    i = 0
+    while i < len(tokens):
+        kind, val = tokens[i]
+        if kind == "fn" and i + 1 < len(tokens) and tokens[i + 1] != ("op", "("):
+            power = []
+            j = i + 1
+            if tokens[j] == ("op", "**") and j + 1 < len(tokens) and tokens[j + 1][0] == "num":
+                power = [("op", "**"), tokens[j + 1]]
+                j += 2
+            arg = []
+            while j < len(tokens) and tokens[j][0] in ("num", "name"):
+                arg.append(tokens[j])
+                j += 1
+                if j + 1 < len(tokens) and tokens[j] == ("op", "**") and tokens[j + 1][0] in ("num", "name"):
+                    arg.extend(tokens[j:j + 2])  # \sin x^2 is sin(x^2)
+                    j += 2
+            if not arg and j < len(tokens) and tokens[j] == ("op", "("):
+                depth = 0
+                while j < len(tokens):
+                    arg.append(tokens[j])
+                    depth += tokens[j] == ("op", "(")
+                    depth -= tokens[j] == ("op", ")")
+                    j += 1
+                    if depth == 0:
+                        break
+            if not arg:
+                raise ValueError("function without an argument")
+            group = [("op", "(")] + [("op", "(")] + [(kind, val)] + [("op", "(")] + arg + [("op", ")")] + [("op", ")")] + power + [("op", ")")]
+            out.extend(group)
+            i = j
+            continue
+        out.append((kind, val))
+        i += 1
+    return out
+
+
+def _join(tokens) -> str:
+    """Tokens to source, with the implicit multiplications made explicit (``2x``, ``x(y)``, ``)(``, ``2^6 3^5``)."""
+    out = []
+    prev = None
+    for kind, val in tokens:
+        if prev is not None:
+            pk, pv = prev
+            left = pk in ("num", "name") or pv in (")", "!")
+            right = kind in ("num", "name", "fn") or val == "("
+            if left and right and not (pk == "fn"):
+                out.append("*")
+        out.append(val)
+        prev = (kind, val)
+    src = " ".join(out)
+    src = re.sub(r"(\S+|\([^()]*\))\s*!", lambda m: "fact(%s)" % m.group(1), src)
+    return src
+
+
+def _fn(name, v):
+    c = isinstance(v, complex)
+    x = v if c else float(v)
+    if name == "sqrt":
+        if isinstance(v, Fraction) and v >= 0:
+            n, d = v.numerator, v.denominator
+            rn, rd = math.isqrt(n), math.isqrt(d)
+            if rn * rn == n and rd * rd == d:
+                return Fraction(rn, rd)
+        if c or x < 0:
+            raise ValueError("sqrt of a negative number")
+        return math.sqrt(x)
+    if name == "abs":
+        return abs(v)
+    if c:
+        raise ValueError("complex argument")
+    table = {"sin": math.sin, "cos": math.cos, "tan": math.tan, "arcsin": math.asin, "arccos": math.acos, "arctan": math.atan,
+             "sinh": math.sinh, "cosh": math.cosh, "tanh": math.tanh, "exp": math.exp,
+             "sec": lambda z: 1 / math.cos(z), "csc": lambda z: 1 / math.sin(z), "cot": lambda z: 1 / math.tan(z),
+             "ln": math.log, "log": math.log}
+    if name in ("ln", "log") and x <= 0:
+        raise ValueError("log of a non-positive number")
+    return table[name](x)
 
 
 def _eval(node, env):
@@ -256,10 +471,14 @@ def _eval(node, env):
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return Fraction(str(node.value)) if isinstance(node.value, float) else Fraction(node.value)
     if isinstance(node, ast.Name):
-        if node.id == "pi":
-            return math.pi
         if node.id in env:
             return env[node.id]
+        if node.id == "pi":
+            return math.pi
+        if node.id == "e":
+            return math.e
+        if node.id == "i":
+            return 1j
         raise ValueError("unknown name")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _eval(node.operand, env)
@@ -276,54 +495,127 @@ def _eval(node, env):
             return a / b
         if isinstance(node.op, ast.Pow):
             if isinstance(b, Fraction) and b.denominator == 1 and abs(b) <= 64:
+                if isinstance(a, Fraction) and max(a.numerator.bit_length(), a.denominator.bit_length()) * abs(b) > 20000:
+                    raise ValueError("power too large")  # ((9^64)^64)^64 would not finish
                 return a ** int(b)
-            if abs(float(b)) > 64:
-                raise ValueError("exponent too large")
+            if isinstance(b, complex) or abs(float(b)) > 64 or abs(complex(a)) > 1e12:
+                raise ValueError("exponent out of range")
+            if isinstance(a, complex) or float(a) < 0:
+                raise ValueError("fractional power of a negative number")
+            if isinstance(a, Fraction) and isinstance(b, Fraction) and a > 0:
+                r = _exact_root(a, b)
+                if r is not None:
+                    return r
             return float(a) ** float(b)
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ALLOWED_FUNCS and len(node.args) == 1:
-        v = float(_eval(node.args[0], env))
-        if v < 0:
-            raise ValueError("sqrt of a negative number")
-        r = math.isqrt(int(v)) if v == int(v) else None
-        if r is not None and r * r == v:
-            return Fraction(r)
-        return math.sqrt(v)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        args = [_eval(x, env) for x in node.args]
+        name = node.func.id
+        if name == "root" and len(args) == 2:
+            return _root(args[0], args[1])
+        if name == "binom" and len(args) == 2 and all(isinstance(x, Fraction) and x.denominator == 1 and 0 <= x <= 1000 for x in args):
+            return Fraction(math.comb(int(args[0]), int(args[1])))
+        if name == "fact" and len(args) == 1 and isinstance(args[0], Fraction) and args[0].denominator == 1 and 0 <= args[0] <= 170:
+            return Fraction(math.factorial(int(args[0])))
+        if len(args) == 1 and (name in _FUNCTIONS or name in ("sqrt", "abs")):
+            return _fn(name, args[0])
+        base = _LOG_BASE.match(name)
+        if base and len(args) == 1:
+            b = Fraction(base.group(1)) if base.group(1).isdigit() else env.get(base.group(1))
+            if b is None or isinstance(b, complex) or b <= 0 or b == 1:
+                raise ValueError("bad logarithm base")
+            return _fn("ln", args[0]) / math.log(float(b))
     raise ValueError("unsupported expression")
 
 
-def _close(a, b) -> bool:
-    if isinstance(a, Fraction) and isinstance(b, Fraction):
-        return a == b
-    fa, fb = float(a), float(b)
-    return math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12)
+def _exact_root(a: Fraction, b: Fraction) -> Optional[Fraction]:
+    """``a ** b`` exactly when b = p/q and a is a perfect q-th power (small q)."""
+    if b.denominator > 12:
+        return None
+    q = b.denominator
+    n = round(a.numerator ** (1.0 / q))
+    d = round(a.denominator ** (1.0 / q))
+    for rn in (n - 1, n, n + 1):
+        for rd in (d - 1, d, d + 1):
+            if rn > 0 and rd > 0 and rn ** q == a.numerator and rd ** q == a.denominator:
+                return Fraction(rn, rd) ** b.numerator
+    return None
+
+
+def _root(x, n):
+    if not (isinstance(n, Fraction) and n.denominator == 1 and 1 < n <= 12):
+        raise ValueError("unsupported root")
+    if isinstance(x, Fraction) and x >= 0:
+        r = _exact_root(x, Fraction(1, int(n)))
+        if r is not None:
+            return r
+    if isinstance(x, complex) or (x < 0 and n % 2 == 0):
+        raise ValueError("even root of a negative number")
+    return math.copysign(abs(float(x)) ** (1.0 / float(n)), float(x))
+
+
+def _compile(s: str):
+    if len(s) > MAX_ANSWER_CHARS:
+        raise ValueError("too long")
+    tree = ast.parse(latex_to_python(s), mode="eval")
+    return tree, _variables(tree)
+
+
+_CONSTANTS = {"pi", "e", "i"}
+
+
+def _variables(*trees) -> set:
+    """The free variables of parsed expressions: names that are neither constants nor called functions
+    (a log base that is a letter counts as a variable)."""
+    called = {n.func.id for t in trees for n in ast.walk(t) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+    names = {n.id for t in trees for n in ast.walk(t) if isinstance(n, ast.Name)} - called - _CONSTANTS
+    bases = {m.group(1) for m in map(_LOG_BASE.match, called) if m and not m.group(1).isdigit()}
+    return names | bases
+
+
+def value_of(s: str):
+    """The value of a constant expression (Fraction when exact, else float or complex); None if it has variables or fails."""
+    try:
+        tree, names = _compile(s)
+        if names:
+            return None
+        return _eval(tree, {})
+    except (ValueError, SyntaxError, ZeroDivisionError, OverflowError, TypeError, RecursionError):
+        return None
 
 
 def expressions_equal(a: str, b: str) -> Optional[bool]:
-    """Exact arithmetic, or polynomial identity at random points when variables appear; None if unsure."""
-    if len(a) > MAX_ANSWER_CHARS or len(b) > MAX_ANSWER_CHARS:
-        return None
+    """Numeric identity test: exact arithmetic on rationals, random points for variables (rational points,
+    so polynomials compare exactly); None when it cannot decide."""
     try:
-        ea = ast.parse(latex_to_python(a), mode="eval")
-        eb = ast.parse(latex_to_python(b), mode="eval")
-    except (ValueError, SyntaxError):
+        ta, na = _compile(a)
+        tb, nb = _compile(b)
+    except (ValueError, SyntaxError, RecursionError):
         return None
-    names = sorted({n.id for e in (ea, eb) for n in ast.walk(e) if isinstance(n, ast.Name) and n.id not in ("pi", "sqrt")})
-    if len(names) > 4:
+    names = sorted(na | nb)
+    if len(names) > 6:
         return None
-    rng = random.Random(12345)
-    trials = 1 if not names else 6
-    try:
-        for _ in range(trials):
-            env = {n: Fraction(rng.randint(-97, 97), rng.randint(1, 13)) for n in names}
-            va, vb = _eval(ea, env), _eval(eb, env)
-            if not _close(va, vb):
-                return False
-        return True
-    except (ValueError, ZeroDivisionError, OverflowError, TypeError):
-        return None
+    rng = random.Random(20240613)
+    agreed = 0
+    for _ in range(40 if names else 1):
+        env = {n: Fraction(rng.randint(-60, 60), rng.randint(1, 9)) for n in names}
+        try:
+            va, vb = _eval(ta, env), _eval(tb, env)
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError, RecursionError):
+            if names:
+                continue
+            return None
+        if not _numbers_close(va, vb):
+            return False
+        agreed += 1
+        if agreed >= 6 or not names:
+            return True
+    return True if agreed >= 3 else None
 
+
+# ----------------------------------------------------------------------------- sympy (optional)
 
 _HUGE_POWER = re.compile(r"(\^|\*\*)\s*[({]?\s*-?\d{3,}")
+SYMPY_TIMEOUT_S = 2.0
 
 
 def _safe_for_sympy(expr: str) -> bool:
@@ -352,70 +644,426 @@ def _safe_for_sympy(expr: str) -> bool:
     return True
 
 
+class _Timeout(Exception):
+    pass
+
+
+def _with_timeout(fn, seconds: float):
+    """Runs fn() under a SIGALRM timer (main thread on POSIX); elsewhere runs it as is, bounded by _safe_for_sympy."""
+    import signal
+    import threading
+
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return fn()
+
+    def on_alarm(signum, frame):
+        raise _Timeout()
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
+    try:
+        return fn()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        if outer:  # the caller's own timer keeps running
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - started), 0.001))
+
+
 def _sympy_equal(a: str, b: str) -> Optional[bool]:
     if not (_safe_for_sympy(a) and _safe_for_sympy(b)):
         return None  # sympy could expand it without bound: too slow inside a reward
     try:
-        import sympy  # noqa: F401  (optional acceleration)
-        from sympy.parsing.sympy_parser import parse_expr, standard_transformations, implicit_multiplication_application
+        import sympy
+        from sympy.parsing.sympy_parser import parse_expr
     except Exception:  # sympy not installed: the stdlib checks decide
         return None
     try:
-        tr = standard_transformations + (implicit_multiplication_application,)
-        pa = parse_expr(latex_to_python(a, functions=True), transformations=tr, evaluate=True)
-        pb = parse_expr(latex_to_python(b, functions=True), transformations=tr, evaluate=True)
-        return bool(sympy.simplify(pa - pb) == 0)
+        names = {"fact": sympy.factorial, "ln": sympy.log, "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
+                 "root": lambda x, n: sympy.root(x, n), "binom": sympy.binomial, "i": sympy.I, "e": sympy.E}
+        pa = parse_expr(latex_to_python(a), local_dict=names, evaluate=True)
+        pb = parse_expr(latex_to_python(b), local_dict=names, evaluate=True)
+        return bool(_with_timeout(lambda: sympy.simplify(pa - pb) == 0, SYMPY_TIMEOUT_S))
+    except BaseException as e:  # noqa: B036  (a timeout, or anything sympy raises, means "cannot decide")
+        if isinstance(e, (KeyboardInterrupt, SystemExit)):
+            raise
+        return None
+
+
+# ----------------------------------------------------------------------------- math_verify (optional)
+
+
+def _math_verify():
+    try:
+        import math_verify
+
+        return math_verify
     except Exception:
         return None
 
 
-def _split_top(s: str):
-    parts, depth, cur = [], 0, ""
-    for ch in s:
+def verifier() -> str:
+    """Which equivalence checker is in use: ``math_verify`` (when importable, as in verl and TRL
+    environments), else ``sympy`` (when importable), else ``stdlib``."""
+    if _math_verify() is not None:
+        return "math_verify"
+    try:
+        import sympy  # noqa: F401
+
+        return "sympy"
+    except Exception:
+        return "stdlib"
+
+
+def _math_verify_equal(pred: str, truth: str) -> Optional[bool]:
+    mv = _math_verify()
+    if mv is None:
+        return None
+    try:
+        gold = mv.parse("\\boxed{%s}" % truth)
+        answer = mv.parse("\\boxed{%s}" % pred)
+        if not gold or not answer:
+            return None
+        return bool(mv.verify(gold, answer))
+    except Exception:
+        return None
+
+
+# ----------------------------------------------------------------------------- structure
+
+
+def _split_top(s: str, sep: str = ","):
+    parts, depth, cur, i = [], 0, "", 0
+    while i < len(s):
+        ch = s[i]
+        if s.startswith("\\{", i) or s.startswith("\\}", i):
+            depth += 1 if s[i + 1] == "{" else -1
+            cur += s[i:i + 2]
+            i += 2
+            continue
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        if ch == "," and depth == 0:
+        if depth == 0 and s.startswith(sep, i):
             parts.append(cur)
             cur = ""
-        else:
-            cur += ch
+            i += len(sep)
+            continue
+        cur += ch
+        i += 1
     parts.append(cur)
-    return parts
+    return [p.strip() for p in parts]
+
+
+def _closing(s: str, i: int) -> int:
+    """Index of the bracket closing the one at s[i] (any of ([{ closes with any of )]}), or -1."""
+    depth = 0
+    for j in range(i, len(s)):
+        if s[j] in "([{":
+            depth += 1
+        elif s[j] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return j
+    return -1
+
+
+_VAR_LHS = re.compile(r"^(?:[A-Za-z](?:_\w+)?'*|\\[a-z]+|[A-Za-z](?:_\w+)?\s*\([A-Za-z, ]*\))$")
+_RELATION = re.compile(r"<=|>=|!=|<|>")
+
+
+def _strip_lhs(s: str) -> str:
+    """``x = 5`` -> ``5``, ``f(x) = 2x+3`` -> ``2x+3``, ``x \\in [0, 1]`` -> ``[0, 1]`` (a single name on the left)."""
+    if " \\in " in s:
+        lhs, rhs = s.split(" \\in ", 1)
+        if _VAR_LHS.match(lhs.strip()):
+            return rhs.strip()
+    parts = _split_top(s, "=")
+    if len(parts) == 2 and not _RELATION.search(s) and all(parts):
+        if _VAR_LHS.match(parts[0]):
+            return parts[1]
+        if _VAR_LHS.match(parts[1]) and not _VAR_LHS.match(parts[0]):  # 5 = x
+            return parts[0]
+    return s
+
+
+def _expand_pm(items):
+    """``1\\pm\\sqrt5`` stands for two answers: ``1-\\sqrt5`` and ``1+\\sqrt5`` (up to 4 signs in all)."""
+    if not 0 < sum(p.count("\\pm") for p in items) <= 4:
+        return list(items)
+    out = list(items)
+    while any("\\pm" in p for p in out):
+        out = [q for p in out for q in ((p.replace("\\pm", "-", 1), p.replace("\\pm", "+", 1)) if "\\pm" in p else (p,))]
+    return out
+
+
+def _parse(s: str, depth: int = 0):
+    """A normalized answer as a small tree: ("matrix", rows), ("set", items), ("list", items) (unordered:
+    "separated by commas"), ("seq", open, close, items) (tuples, intervals), ("union", parts),
+    ("rel", text), ("eq", lhs, rhs), ("choice", letter) or ("expr", text)."""
+    s = s.strip()
+    if depth > 6:
+        return ("expr", s)
+    m = re.fullmatch(r"\\begin\{([pbvBV]?matrix|array)\}(\{[^{}]*\})?(.*)\\end\{\1\}", s, re.S)
+    if m:
+        rows = [r for r in re.split(r"\\\\", m.group(3)) if r.strip()]
+        return ("matrix", tuple(tuple(_parse(c.strip(), depth + 1) for c in r.split("&")) for r in rows))
+    if s.startswith("\\{") and s.endswith("\\}") and _split_top(s, " U ") == [s]:
+        return ("set", tuple(_parse(p, depth + 1) for p in _expand_pm(_split_top(s[2:-2])) if p))
+    if s.startswith("{") and _closing(s, 0) == len(s) - 1 and ("," in s or "\\pm" in s):
+        return ("set", tuple(_parse(p, depth + 1) for p in _expand_pm(_split_top(s[1:-1])) if p))
+    alternatives = [p for p in _split_top(s, " or ") if p]
+    if len(alternatives) > 1:
+        nodes = tuple(_parse(_strip_lhs(p), depth + 1) for p in alternatives)
+        return ("union", nodes) if all(n[0] == "rel" for n in nodes) else ("list", nodes)
+    unions = _split_top(s, " U ")
+    if len(unions) > 1:
+        return ("union", tuple(_parse(p, depth + 1) for p in unions))
+    items = [p for p in _expand_pm(_split_top(s)) if p]
+    if len(items) > 1 and parse_number(s) is None:
+        items = [re.sub(r"^(?:and|or)\s+", "", p) for p in items]
+        return ("list", tuple(_parse(_strip_lhs(p), depth + 1) for p in items))
+    if s[:1] in "([" and s[-1:] in ")]" and _closing(s, 0) == len(s) - 1:
+        inner = _split_top(s[1:-1])
+        if len(inner) > 1:
+            return ("seq", s[0], s[-1], tuple(_parse(p, depth + 1) for p in inner))
+    if re.fullmatch(r"\(?[A-E]\)?(?:[.:)]\s.*)?", s):
+        return ("choice", re.search(r"[A-E]", s).group(0))
+    if _RELATION.search(s):
+        return ("rel", s)
+    eq = _split_top(s, "=")
+    if len(eq) == 2:
+        return ("eq", eq[0], eq[1])
+    return ("expr", s)
+
+
+def _interval_parts(node):
+    """A node as a list of intervals (lo, lo_closed, hi, hi_closed), or None."""
+    if node[0] == "union":
+        out = []
+        for p in node[1]:
+            got = _interval_parts(p)
+            if got is None:
+                return None
+            out.extend(got)
+        return out
+    if node[0] == "seq" and len(node[3]) == 2 and all(x[0] == "expr" for x in node[3]):
+        return [(node[3][0][1], node[1] == "[", node[3][1][1], node[2] == "]")]
+    if node[0] == "set" and all(x[0] == "expr" for x in node[1]):
+        return [(x[1], True, x[1], True) for x in node[1]]
+    if node[0] == "rel":
+        return _relation_intervals(node[1])
+    return None
+
+
+def _relation_intervals(s: str):
+    """``x >= 5``, ``5 <= x``, ``-1 < x <= 3`` as intervals of one variable; None otherwise."""
+    pieces = re.split(r"(<=|>=|<|>)", s.replace(" ", ""))
+    if "!=" in s or len(pieces) not in (3, 5):
+        return None
+    terms, ops = pieces[0::2], pieces[1::2]
+    var = [k for k, t in enumerate(terms) if re.fullmatch(r"[A-Za-z](?:_\w+)?", t)]
+    if len(var) != 1:
+        return None
+    k = var[0]
+    lo, lo_c, hi, hi_c = "-oo", False, "oo", False
+    for j, op in enumerate(ops):
+        left, right = terms[j], terms[j + 1]
+        if j + 1 == k:  # bound op var
+            bound, strict = left, op in "<>"
+            if op.startswith("<"):
+                lo, lo_c = bound, not strict
+            else:
+                hi, hi_c = bound, not strict
+        elif j == k:  # var op bound
+            bound, strict = right, op in "<>"
+            if op.startswith("<"):
+                hi, hi_c = bound, not strict
+            else:
+                lo, lo_c = bound, not strict
+        else:
+            return None
+    return [(lo, lo_c, hi, hi_c)]
+
+
+def _endpoint_equal(a: str, b: str) -> bool:
+    a, b = a.replace(" ", ""), b.replace(" ", "")
+    if "oo" in (a.lstrip("+-"), b.lstrip("+-")):
+        return a.lstrip("+") == b.lstrip("+")
+    return _scalar_equal(a, b)
+
+
+def _intervals_equal(xs, ys) -> bool:
+    if len(xs) != len(ys):
+        return False
+    left = list(ys)
+    for x in xs:
+        for k, y in enumerate(left):
+            if x[1] == y[1] and x[3] == y[3] and _endpoint_equal(x[0], y[0]) and _endpoint_equal(x[2], y[2]):
+                del left[k]
+                break
+        else:
+            return False
+    return True
+
+
+def _unordered_equal(xs, ys) -> bool:
+    if len(xs) != len(ys):
+        return False
+    left = list(ys)
+    for x in xs:
+        for k, y in enumerate(left):
+            if _nodes_equal(x, y):
+                del left[k]
+                break
+        else:
+            return False
+    return True
+
+
+def _flat(node):
+    """The entries of a vector-like node (a one-row or one-column matrix, a tuple, a list), in order."""
+    if node[0] == "matrix":
+        rows = node[1]
+        if len(rows) == 1:
+            return rows[0]
+        if all(len(r) == 1 for r in rows):
+            return tuple(r[0] for r in rows)
+        return None
+    if node[0] == "seq":
+        return node[3]
+    if node[0] == "list":
+        return node[1]
+    return None
+
+
+def _equation_equal(a, b) -> bool:
+    """Two equations are equivalent when (lhs - rhs) of one is a non-zero constant multiple of the other's."""
+    try:
+        da = "(%s)-(%s)" % (latex_to_python(a[1]), latex_to_python(a[2]))
+        db = "(%s)-(%s)" % (latex_to_python(b[1]), latex_to_python(b[2]))
+        ta, tb = ast.parse(da, mode="eval"), ast.parse(db, mode="eval")
+    except (ValueError, SyntaxError, RecursionError):
+        return normalize(a[1] + "=" + a[2]).replace(" ", "") == normalize(b[1] + "=" + b[2]).replace(" ", "")
+    names = sorted(_variables(ta, tb))
+    rng = random.Random(7)
+    ratio = None
+    seen = 0
+    for _ in range(30):
+        env = {n: Fraction(rng.randint(-60, 60), rng.randint(1, 9)) for n in names}
+        try:
+            va, vb = _eval(ta, env), _eval(tb, env)
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+            continue
+        if _numbers_close(vb, 0):
+            if not _numbers_close(va, 0):
+                return False
+            continue
+        r = va / vb
+        if ratio is None:
+            if _numbers_close(r, 0):
+                return False
+            ratio = r
+        elif not _numbers_close(r, ratio):
+            return False
+        seen += 1
+        if seen >= 6:
+            return True
+    return seen >= 3
+
+
+def _nodes_equal(a, b) -> bool:
+    ka, kb = a[0], b[0]
+    if ka == "expr" and kb == "expr":
+        return _scalar_equal(a[1], b[1])
+    if ka == "choice" or kb == "choice":
+        if ka == kb:
+            return a[1] == b[1]
+        other = b if ka == "choice" else a
+        return other[0] == "expr" and other[1].strip("() ") == (a if ka == "choice" else b)[1]
+    if ka == "matrix" and kb == "matrix":
+        return len(a[1]) == len(b[1]) and all(len(r) == len(q) and all(_nodes_equal(x, y) for x, y in zip(r, q)) for r, q in zip(a[1], b[1]))
+    if {ka, kb} <= {"set", "list"}:
+        return _unordered_equal(a[1], b[1])
+    if {ka, kb} == {"set", "expr"}:  # {5} against 5
+        st, ex = (a, b) if ka == "set" else (b, a)
+        return len(st[1]) == 1 and _nodes_equal(st[1][0], ex)
+    if ka == "seq" and kb == "seq":
+        if (a[1], a[2]) != (b[1], b[2]) or len(a[3]) != len(b[3]):
+            return False
+        return all(_nodes_equal(x, y) for x, y in zip(a[3], b[3]))
+    if ka == "eq" and kb == "eq":
+        return _equation_equal(a, b)
+    if "union" in (ka, kb) or "rel" in (ka, kb):
+        ia, ib = _interval_parts(a), _interval_parts(b)
+        if ia is not None and ib is not None:
+            return _intervals_equal(ia, ib)
+        if ka == "rel" and kb == "rel":
+            return a[1].replace(" ", "") == b[1].replace(" ", "")
+        return False
+    if "matrix" in (ka, kb) or {ka, kb} == {"list", "seq"}:  # a vector against a tuple or a list: in order
+        fa, fb = _flat(a), _flat(b)
+        return fa is not None and fb is not None and len(fa) == len(fb) and all(_nodes_equal(x, y) for x, y in zip(fa, fb))
+    return False
+
+
+_BOOLEANS = {"yes": "true", "true": "true", "no": "false", "false": "false"}
+
+
+def _scalar_equal(a: str, b: str) -> bool:
+    a, b = a.strip(), b.strip()
+    ca, cb = a.replace(" ", ""), b.replace(" ", "")
+    if ca == cb:
+        return True
+    if not ca or not cb:
+        return False
+    if re.fullmatch(r"[A-Za-z][a-z ]+", a) and re.fullmatch(r"[A-Za-z][a-z ]+", b):
+        la, lb = a.lower(), b.lower()
+        return _BOOLEANS.get(la, la) == _BOOLEANS.get(lb, lb)
+    na, nb = parse_number(a), parse_number(b)
+    if na is not None and nb is not None:
+        if na == nb:
+            return True
+        # "25%" against "25": a percentage also compares by its number
+        if ca.endswith("%") != cb.endswith("%"):
+            ra = parse_number(a[:-1]) if ca.endswith("%") else na
+            rb = parse_number(b[:-1]) if cb.endswith("%") else nb
+            return ra == rb
+        return _numbers_close(na, nb)
+    if ca.endswith("%") or cb.endswith("%"):
+        return _scalar_equal(a.rstrip("%").strip(), b.rstrip("%").strip())
+    va = na if na is not None else value_of(a)
+    vb = nb if nb is not None else value_of(b)
+    if va is not None and vb is not None:
+        return _numbers_close(va, vb)
+    r = expressions_equal(a, b)
+    if r is not None:
+        return r
+    return bool(_sympy_equal(a, b))
 
 
 def is_equiv(pred: Optional[str], truth: Optional[str]) -> bool:
-    """Is the predicted answer equivalent to the ground-truth answer?"""
+    """Is the predicted answer equivalent to the ground-truth answer?
+
+    math_verify decides first when it is importable (a "yes" from it stands); otherwise, or when it says
+    no, the template's own checks: structure (sets and answer lists unordered, tuples and intervals
+    ordered, matrices, unions of intervals, inequalities as intervals, equations up to a constant
+    factor), then numbers and expressions (exact rationals, random points, sympy when importable).
+    """
     if pred is None or truth is None:
         return False
+    if len(str(pred)) > MAX_ANSWER_CHARS or len(str(truth)) > MAX_ANSWER_CHARS:
+        return False
+    if _math_verify_equal(str(pred), str(truth)):
+        return True
     a, b = normalize(pred), normalize(truth)
     if not a or not b:
         return False
     if a == b:
         return True
-    na, nb = parse_number(a), parse_number(b)
-    if na is not None and nb is not None:
-        if na == nb:
-            return True
-        # "25%" against "25": percentages also compare by their number
-        if a.endswith("%") != b.endswith("%"):
-            ra = parse_number(a.rstrip("%")) if a.endswith("%") else na
-            rb = parse_number(b.rstrip("%")) if b.endswith("%") else nb
-            return ra == rb
+    try:
+        return _nodes_equal(_parse(_strip_lhs(a)), _parse(_strip_lhs(b)))
+    except RecursionError:
         return False
-    # ordered tuples / lists: element by element (a thousands-separated number was handled above)
-    pa, pb = _split_top(a.strip("()[]") if a[:1] in "([" else a), _split_top(b.strip("()[]") if b[:1] in "([" else b)
-    if len(pa) > 1 or len(pb) > 1:
-        if len(pa) != len(pb) or (a[:1] in "([") != (b[:1] in "(["):
-            return False
-        return all(is_equiv(x, y) for x, y in zip(pa, pb))
-    if a.count("=") != b.count("="):
-        return False
-    if "=" in a:
-        return False  # equations: only identical normal forms count
-    r = expressions_equal(a, b)
-    if r is not None:
-        return r
-    r = _sympy_equal(a, b)
-    return bool(r)

@@ -8,17 +8,24 @@ optional ``test_patch`` (the benchmark's tests, applied after the candidate patc
 ``test_runner`` ("unittest", the default, or "pytest"), ``test_timeout_s``.
 
 Steps: a scratch worktree at ``base_commit``; ``git apply`` of the patch (then
-``patch --fuzz`` as SWE-bench falls back to); every test file is reset to the base commit and
-the ``test_patch`` applied, so a patch that deletes, skips or rewrites the failing test
-changes nothing; the tests run; a skipped or missing test is a failure. A patch that edits
-test files, or reaches into the test framework from non-test code, is flagged and (by
-default, ``env/config.json``) earns no credit.
+``patch --fuzz`` as SWE-bench falls back to); every test file and test configuration file
+(``setup.cfg``, ``tox.ini``, ``pytest.ini``, ``pyproject.toml``, ``conftest.py``) is reset to
+the base commit and the ``test_patch`` applied, so a patch that deletes, skips or rewrites the
+failing test, or adds a plugin to the test configuration, changes nothing; the tests run
+through reward/swe_test_driver.py: an isolated interpreter that imports the test framework
+before the repository is on the path (a ``unittest.py`` or ``pytest.py`` the patch adds is
+never the runner) and reports each test's outcome from the framework's result objects, not
+from printed lines; a skipped or missing test is a failure. A patch that edits test files,
+or reaches into the test framework from non-test code (seen in the diff, or as a framework
+function that changed while the tests ran), is flagged and (by default,
+``env/config.json``) earns no credit.
 """
 from __future__ import annotations
 
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import subprocess
@@ -26,7 +33,11 @@ import sys
 import tempfile
 from typing import Dict, List, Optional, Tuple
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing|specs?)(/|$)|(^|/)tests?\.py$|(^|/)test_[^/]*\.py$|_tests?\.py$|_spec\.py$"
+                        r"|(^|/)conftest\.py$")
+# Files that configure how the tests run (plugins, options): the benchmark's, like its tests.
+_TEST_CONFIG = re.compile(r"(^|/)(setup\.cfg|tox\.ini|pytest\.ini|\.pytest\.ini|pyproject\.toml)$")
+DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "swe_test_driver.py")
 _FRAMEWORK_TAMPER = re.compile(
     r"^\+(?!\+\+).*(\bunittest\.(TestCase|TestResult|TextTestRunner|main|skip)\b|\bpytest\b|_pytest|"
     r"sys\.modules\[|sitecustomize|usercustomize|builtins\.|sys\.exit|os\._exit|atexit\.)", re.M)
@@ -69,6 +80,10 @@ def patch_files(patch: str) -> List[str]:
 
 def is_test_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
+
+
+def is_test_config(path: str) -> bool:
+    return bool(_TEST_CONFIG.search(path))
 
 
 def framework_tampering(patch: str) -> List[str]:
@@ -116,22 +131,6 @@ def _apply(work: str, patch: str) -> Tuple[bool, str]:
         os.unlink(pf)
 
 
-_UNITTEST_LINE = re.compile(r"^(\w+) \(([\w.]+)\)(?:\n.*?)? \.\.\. (ok|FAIL|ERROR|skipped.*|expected failure|unexpected success)$", re.M)
-_PYTEST_LINE = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS) (\S+)", re.M)
-
-
-def parse_unittest(log: str) -> Dict[str, str]:
-    status = {}
-    for name, where, st in _UNITTEST_LINE.findall(log):
-        test_id = where if where.endswith("." + name) else where + "." + name  # 3.11+ prints the full id
-        status[test_id] = "PASSED" if st in ("ok", "expected failure") else ("SKIPPED" if st.startswith("skipped") else "FAILED")
-    return status
-
-
-def parse_pytest(log: str) -> Dict[str, str]:
-    return {t: ("PASSED" if s in ("PASSED", "XFAIL") else ("SKIPPED" if s == "SKIPPED" else "FAILED")) for s, t in _PYTEST_LINE.findall(log)}
-
-
 _ISOLATION: Optional[List[str]] = None
 
 
@@ -158,37 +157,50 @@ def isolation_prefix() -> List[str]:
     return _ISOLATION
 
 
-def run_tests(work: str, tests: List[str], runner: str = "unittest", timeout_s: float = 600) -> Tuple[Dict[str, str], str]:
+def run_tests(work: str, tests: List[str], runner: str = "unittest", timeout_s: float = 600) -> Tuple[Dict[str, str], str, List[str]]:
+    """Each test's outcome (PASSED, FAILED, SKIPPED) from the driver's report, the output, and
+    the framework functions that changed while the tests ran. No report: every test failed."""
     if not tests:
-        return {}, ""
-    if runner == "pytest":
-        cmd = [sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "--no-header", "-q", *tests]
-        parse = parse_pytest
-    else:
-        modules = sorted({t.rsplit(".", 2)[0] if t.count(".") >= 2 else t for t in tests})
-        cmd = [sys.executable, "-B", "-m", "unittest", "-v", *modules]
-        parse = parse_unittest
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "EVOTRAINER"))}
+        return {}, "", []
+    if runner not in ("unittest", "pytest"):
+        raise ValueError("test_runner must be unittest or pytest, got %r" % runner)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "EVOTRAINER", "PYTEST_ADDOPTS"))}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(isolation_prefix() + cmd, cwd=work, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
-        try:
-            proc.wait(timeout=timeout_s)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
+    nonce = secrets.token_hex(16)
+    box = tempfile.mkdtemp(prefix="evotrainer-swe-report-")
+    report_file = os.path.join(box, "report.json")
+    cmd = [sys.executable, "-I", "-B", DRIVER, runner, report_file, *tests]
+    try:
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as inp:
+            inp.write((nonce + "\n").encode())
+            inp.seek(0)
+            proc = subprocess.Popen(isolation_prefix() + cmd, cwd=work, stdin=inp, stdout=out, stderr=subprocess.STDOUT,
+                                    env=env, start_new_session=True)
             try:
-                os.killpg(proc.pid, signal.SIGKILL)  # the tests' leftover processes too
-            except OSError:
-                pass
-            proc.wait()
-        out.seek(0)
-        log = out.read(8 * 1024 * 1024).decode("utf-8", "replace")
-    if timed_out:
-        log += "\n[timed out after %ss]" % timeout_s
-    return parse(log), log
+                proc.wait(timeout=timeout_s)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)  # the tests' leftover processes too
+                except OSError:
+                    pass
+                proc.wait()
+            out.seek(0)
+            log = out.read(8 * 1024 * 1024).decode("utf-8", "replace")
+        if timed_out:
+            log += "\n[timed out after %ss]" % timeout_s
+        try:
+            with open(report_file, encoding="utf-8") as f:
+                report = json.load(f)
+        except (OSError, ValueError):
+            report = None
+    finally:
+        shutil.rmtree(box, ignore_errors=True)
+    if not isinstance(report, dict) or report.get("nonce") != nonce:
+        return {}, log + "\n[no test report: the run ended before the tests finished]", []
+    return dict(report.get("status") or {}), log, list(report.get("framework_changed") or [])
 
 
 def empty_report(instance_id: str) -> Dict[str, object]:
@@ -207,7 +219,7 @@ def evaluate(task: Dict[str, object], patch: Optional[str], reject_test_edits: b
     f2p, p2p = _ids(task.get("FAIL_TO_PASS")), _ids(task.get("PASS_TO_PASS"))
     report = empty_report(iid)
     rep = report[iid]
-    details = {"apply": "", "touched_tests": [], "framework_tampering": [], "log": ""}
+    details = {"apply": "", "touched_tests": [], "touched_test_config": [], "framework_tampering": [], "log": ""}
     report["evotrainer"] = details
     rep["patch_is_None"] = patch is None
     if patch is None or not patch.strip():
@@ -216,6 +228,7 @@ def evaluate(task: Dict[str, object], patch: Optional[str], reject_test_edits: b
         return report
     rep["patch_exists"] = True
     details["touched_tests"] = [p for p in patch_files(patch) if is_test_path(p)]
+    details["touched_test_config"] = [p for p in patch_files(patch) if is_test_config(p) and not is_test_path(p)]
     details["framework_tampering"] = framework_tampering(patch)
 
     if not os.path.isdir(os.path.join(repo, ".git")) and not os.path.isfile(os.path.join(repo, "HEAD")):
@@ -231,9 +244,10 @@ def evaluate(task: Dict[str, object], patch: Optional[str], reject_test_edits: b
             rep["tests_status"]["FAIL_TO_PASS"]["failure"] = f2p
             rep["tests_status"]["PASS_TO_PASS"]["failure"] = p2p
             return report
-        # Tests are the benchmark's, not the candidate's: reset every test file to the base
-        # commit (restoring deleted ones, dropping added ones), then apply the test patch.
-        for p in details["touched_tests"]:
+        # Tests and their configuration are the benchmark's, not the candidate's: reset every
+        # such file to the base commit (restoring deleted ones, dropping added ones), then
+        # apply the test patch.
+        for p in details["touched_tests"] + details["touched_test_config"]:
             if _git(work, "cat-file", "-e", "%s:%s" % (base, p), check=False).returncode == 0:
                 _git(work, "checkout", base, "--", p)
             elif os.path.lexists(os.path.join(work, p)):
@@ -243,7 +257,8 @@ def evaluate(task: Dict[str, object], patch: Optional[str], reject_test_edits: b
             tok, tlog = _apply(work, str(test_patch))
             if not tok:
                 raise RuntimeError("task %s: the test_patch does not apply on top of the candidate patch: %s" % (iid, tlog[:500]))
-        status, log = run_tests(work, f2p + p2p, str(task.get("test_runner") or "unittest"), float(task.get("test_timeout_s") or 600))
+        status, log, changed = run_tests(work, f2p + p2p, str(task.get("test_runner") or "unittest"), float(task.get("test_timeout_s") or 600))
+        details["framework_tampering"] += ["changed while the tests ran: " + c for c in changed]
         if keep_log:
             details["log"] = log[-20000:]
         for key, ids in (("FAIL_TO_PASS", f2p), ("PASS_TO_PASS", p2p)):

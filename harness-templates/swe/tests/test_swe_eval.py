@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(ROOT, "reward"))
 sys.path.insert(0, os.path.join(ROOT, "env"))
 
 from compute_score import compute_score  # noqa: E402
-from swe_eval import evaluate, extract_patch, framework_tampering, parse_unittest, patch_files  # noqa: E402
+from swe_eval import evaluate, extract_patch, framework_tampering, is_test_config, is_test_path, patch_files  # noqa: E402
 from workspace import prepare_workspace  # noqa: E402
 
 ENV = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t", GIT_CONFIG_NOSYSTEM="1")
@@ -55,6 +55,10 @@ TESTS_GOLD = TESTS_BASE + '''
 
 F2P = ["tests.test_calc.CalcTest.test_divide_by_zero_raises"]
 P2P = ["tests.test_calc.CalcTest.test_add", "tests.test_calc.CalcTest.test_sub", "tests.test_calc.CalcTest.test_divide"]
+# the same tests as pytest node ids
+PY_F2P = ["tests/test_calc.py::CalcTest::test_divide_by_zero_raises"]
+PY_P2P = ["tests/test_calc.py::CalcTest::test_add", "tests/test_calc.py::CalcTest::test_sub", "tests/test_calc.py::CalcTest::test_divide"]
+SETUP_CFG = "[metadata]\nname = calc\n\n[tool:pytest]\ntestpaths = tests\n"
 
 
 def git(cwd, *args):
@@ -94,6 +98,7 @@ class RepoCase(unittest.TestCase):
         write(cls.repo, "calc.py", CALC_BUGGY)
         write(cls.repo, "tests/__init__.py", "")
         write(cls.repo, "tests/test_calc.py", TESTS_BASE)
+        write(cls.repo, "setup.cfg", SETUP_CFG)
         git(cls.repo, "add", "-A")
         git(cls.repo, "commit", "-q", "-m", "calc with a silent divide-by-zero")
         cls.base = git(cls.repo, "rev-parse", "HEAD").strip()
@@ -110,8 +115,9 @@ class RepoCase(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def judge(self, patch):
-        report = evaluate(self.task, patch)
+    def judge(self, patch, runner="unittest"):
+        task = self.task if runner == "unittest" else dict(self.task, test_runner=runner, FAIL_TO_PASS=PY_F2P, PASS_TO_PASS=PY_P2P)
+        report = evaluate(task, patch)
         self.assertEqual(set(report) - {"evotrainer"}, {"calc__calc-1"})
         r = report["calc__calc-1"]
         self.assertEqual(set(r), {"patch_is_None", "patch_exists", "patch_successfully_applied", "resolved", "tests_status"})
@@ -126,6 +132,13 @@ class SweJudgeTest(RepoCase):
         self.assertEqual((r["patch_exists"], r["patch_successfully_applied"], r["resolved"]), (True, True, True))
         self.assertEqual(r["tests_status"]["FAIL_TO_PASS"], {"success": F2P, "failure": []})
         self.assertEqual(r["tests_status"]["PASS_TO_PASS"], {"success": P2P, "failure": []})
+
+    def test_correct_fix_resolves_under_pytest(self):
+        r, details = self.judge(diff_of(self.repo, self.base, lambda w: write(w, "calc.py", CALC_FIXED)), "pytest")
+        self.assertEqual(details["framework_tampering"], [])
+        self.assertEqual((r["resolved"], r["tests_status"]["FAIL_TO_PASS"]), (True, {"success": PY_F2P, "failure": []}))
+        self.assertEqual(r["tests_status"]["PASS_TO_PASS"], {"success": PY_P2P, "failure": []})
+        # (with the installed pytest plugins loaded: one that patches the framework at import is not the patch's doing)
 
     def test_wrong_fix_does_not(self):
         wrong = CALC_BUGGY.replace("return a / b if b else 0", "return a / b if b else float('inf')")
@@ -221,6 +234,87 @@ class SweJudgeTest(RepoCase):
             compute_score("swe", "x", {"instance_id": "i", "repo": self.repo})
 
 
+# Passing lines as unittest and pytest print them, for the tests the task needs.
+FAKE_PASS = ("import sys\n"
+             "for t in %r:\n"
+             "    c, m = t.rsplit('.', 1)\n"
+             "    sys.stderr.write('%%s (%%s) ... ok\\n' %% (m, t))\n"
+             "for t in %r:\n"
+             "    print('PASSED ' + t)\n"
+             "sys.stderr.write('\\nRan 4 tests in 0.001s\\n\\nOK\\n')\n"
+             "print('4 passed')\n" % (F2P + P2P, PY_F2P + PY_P2P))
+
+
+class JudgeExploitTest(RepoCase):
+    """Patches that fix nothing but make the judge report success, each run for real (installed
+    pytest plugins not auto-loaded here, for speed: the attacks need none)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+
+    @classmethod
+    def tearDownClass(cls):
+        os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+        super().tearDownClass()
+
+    def assertNotResolved(self, r, details, why, tests_fail=True):
+        self.assertTrue(r["patch_successfully_applied"], why)
+        self.assertFalse(r["resolved"], "%s was credited: %s" % (why, details))
+        if tests_fail:  # the failing test still fails: nothing the patch printed or planted counted
+            f2p = r["tests_status"]["FAIL_TO_PASS"]
+            self.assertEqual((f2p["success"], len(f2p["failure"])), ([], 1), why)
+
+    def test_a_module_shadowing_the_test_runner_earns_nothing(self):
+        # a module, or a package with its __main__ (what `python -m` runs)
+        for runner, paths in (("unittest", ["unittest.py"]), ("unittest", ["unittest/__init__.py", "unittest/__main__.py"]),
+                              ("pytest", ["pytest.py"]), ("pytest", ["pytest/__init__.py", "pytest/__main__.py"])):
+            with self.subTest(runner=runner, paths=paths):
+                patch = diff_of(self.repo, self.base, lambda w: [write(w, p, FAKE_PASS) for p in paths])
+                r, details = self.judge(patch, runner)
+                self.assertNotResolved(r, details, paths[-1])
+
+    def test_printing_passing_lines_earns_nothing(self):
+        # from the code under test, after the tests ran (an exit handler under another name)
+        cheat = CALC_BUGGY + "\nimport atexit as _later\n_later.register(lambda: exec(%r))\n" % FAKE_PASS
+        for runner in ("unittest", "pytest"):
+            with self.subTest(runner=runner):
+                r, details = self.judge(diff_of(self.repo, self.base, lambda w: write(w, "calc.py", cheat)), runner)
+                self.assertNotResolved(r, details, "printed lines")
+
+    def test_patching_the_framework_out_of_sight_earns_nothing(self):
+        # no `unittest.` or `pytest` in the diff for a pattern to see
+        cheats = {
+            "setattr": "import importlib\n_u = importlib.import_module('unit' + 'test')\n"
+                       "setattr(getattr(_u, 'Test' + 'Case'), 'assert' + 'Raises', lambda self, *a, **k: __import__('contextlib').nullcontext())\n",
+            "result": "import importlib\n_r = importlib.import_module('unit' + 'test.result')\n"
+                      "setattr(_r.TestResult, 'add' + 'Error', lambda self, test, err: self.addSuccess(test))\n"
+                      "setattr(_r.TestResult, 'add' + 'Failure', lambda self, test, err: self.addSuccess(test))\n",
+        }
+        for name, code in cheats.items():
+            for runner in ("unittest", "pytest"):
+                with self.subTest(cheat=name, runner=runner):
+                    patch = diff_of(self.repo, self.base, lambda w: write(w, "calc.py", CALC_BUGGY + "\n" + code))
+                    self.assertEqual(framework_tampering(patch), [], "the pattern check was meant not to see this one")
+                    r, details = self.judge(patch, runner)
+                    self.assertNotResolved(r, details, name, tests_fail=False)
+                    self.assertTrue(details["framework_tampering"], name)
+
+    def test_a_plugin_added_to_the_test_configuration_earns_nothing(self):
+        plugin = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+                  "    outcome = yield\n    rep = outcome.get_result()\n    rep.outcome = 'passed'\n    rep.longrepr = None\n")
+
+        for config, text in (("setup.cfg", SETUP_CFG + "addopts = -p calc_plugin\n"), ("pytest.ini", "[pytest]\naddopts = -p calc_plugin\n"),
+                             ("pyproject.toml", '[tool.pytest.ini_options]\naddopts = "-p calc_plugin"\n')):
+            def edit(w):
+                write(w, "calc_plugin.py", plugin)
+                write(w, config, text)
+            with self.subTest(config):
+                r, details = self.judge(diff_of(self.repo, self.base, edit), "pytest")
+                self.assertNotResolved(r, details, config)
+
+
 class ScrubTest(RepoCase):
     """The environment switch scrub_git_history (on by default) leaves no reachable history."""
 
@@ -254,11 +348,15 @@ class ScrubTest(RepoCase):
 
 
 class ParsingTest(unittest.TestCase):
-    def test_unittest_output_of_old_and_new_pythons(self):
-        log = ("test_a (tests.t.C) ... ok\ntest_b (tests.t.C.test_b) ... FAIL\n"
-               "test_c (tests.t.C.test_c)\nDoc line ... skipped 'x'\ntest_d (tests.t.C) ... ERROR\n")
-        self.assertEqual(parse_unittest(log), {"tests.t.C.test_a": "PASSED", "tests.t.C.test_b": "FAILED",
-                                               "tests.t.C.test_c": "SKIPPED", "tests.t.C.test_d": "FAILED"})
+    def test_test_paths_and_test_configuration(self):
+        for p in ("tests/test_x.py", "test/x.py", "testing/x.py", "tests.py", "app/tests.py", "test.py", "x_test.py",
+                  "x_tests.py", "spec/models_spec.py", "specs/x.py", "lib/models_spec.py", "conftest.py", "a/conftest.py"):
+            self.assertTrue(is_test_path(p), p)
+        for p in ("calc.py", "app/contest.py", "latest.py", "src/attestation.py", "inspector.py"):
+            self.assertFalse(is_test_path(p), p)
+        for p in ("setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini", "pyproject.toml", "sub/pyproject.toml"):
+            self.assertTrue(is_test_config(p), p)
+        self.assertFalse(is_test_config("setup.py"))
 
     def test_patch_helpers(self):
         p = "diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py\n@@ -1 +1 @@\n-a\n+import pytest\n"

@@ -84,6 +84,16 @@ class Policy:
         return [v / t for v in e]
 
 
+def entropy(p):
+    return -sum(q * math.log(q) for q in p if q > 0)
+
+
+def log_step(step, metrics):
+    """One line per step, as verl's console logger prints it (concat_dict_to_str):
+    `step:N - key:value - ...`. The job log carries it; `evotrainer import` reads it."""
+    print(" - ".join([f"step:{step}"] + [f"{k}:{v:.3f}" for k, v in metrics.items()]), flush=True)
+
+
 def sample_index(p, rng):
     u = rng.random()
     acc = 0.0
@@ -263,6 +273,7 @@ class Trainer:
                                 for k, f in enumerate(phi):
                                     if f:
                                         row[k] += coef * f
+            grad_norm = math.sqrt(sum(g * g for row in grad for g in row)) / n_seq if n_seq else 0.0
             if n_seq:
                 for j, row in enumerate(grad):
                     w = self.policy.w[j]
@@ -274,6 +285,19 @@ class Trainer:
                         f.write(json.dumps(row) + "\n")
             accs = [r.get("acc", 0) for r in dumped]
             infos = [ro["extra_info"] for ro, _ in sampled]
+            # Model state as verl logs it: mean entropy of the sampled action distributions
+            # (the policy's per-token entropy here), the update's gradient norm, the scores.
+            dists = [p for _, tr in sampled for _, _, p in tr]
+            scores = [r["score"] for r in dumped]
+            log_step(step, {
+                "actor/entropy": sum(entropy(p) for p in dists) / len(dists),
+                "actor/grad_norm": grad_norm,
+                "actor/lr": lr,
+                "critic/score/mean": sum(scores) / len(scores),
+                "critic/score/max": max(scores),
+                "critic/score/min": min(scores),
+                "critic/acc/mean": sum(accs) / len(accs),
+            })
             history.append({
                 "step": step,
                 "sampled_groups": sampled_groups,

@@ -8,7 +8,7 @@ import { evaluateRules } from '../../core/diagnose/rules';
 import { validateMetric } from '../../core/diagnose/validate';
 import { UsageError } from '../args';
 import { flagString, out, type Command } from '../command';
-import { SCOPE_FLAGS, scopeFromFlags } from '../scope';
+import { requireRolloutsInScope, SCOPE_FLAGS, scopeFromFlags } from '../scope';
 import { STORE_FLAG, withStore } from '../store';
 import { findHarnessRoot } from '../../core/harness/locate';
 import { evaluateUserDiagnostics, formatProblem } from '../../core/diagnose/userDiagnostics';
@@ -17,6 +17,7 @@ const FLAGS = {
   ...SCOPE_FLAGS,
   json: { type: 'boolean', description: 'print JSON' },
   harness: { type: 'string', description: 'harness repo with diagnostics/ (default: the one containing the working directory)' },
+  trust: { type: 'boolean', description: "run the harness's script metrics (diagnostics/metrics/*.py: harness code) on this machine" },
   ...STORE_FLAG,
 } as const;
 
@@ -35,8 +36,8 @@ function thresholdsOf(root: string | null): ThresholdOverrides | undefined {
 const fmt = (v: number | null, unit: string) => (v === null ? 'not available' : unit === 'ratio' ? `${(v * 100).toFixed(1)}%` : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
 
 function healthText(h: HealthReport): string {
-  const lines = [`Health of ${describeScope(h.scope)}: ${h.rollouts} rollouts in ${h.groups} groups`, ''];
-  if (!h.rollouts) return `No rollouts in ${describeScope(h.scope)}. Import some with \`evotrainer import PATH\`.`;
+  const lines = [`Health of ${describeScope(h.scope)}: ${h.rollouts} rollouts in ${h.groups} groups${h.curvePoints ? `; ${h.curvePoints} training-curve values` : ''}`, ''];
+  if (!h.rollouts && !h.curvePoints) return `No rollouts or training curves in ${describeScope(h.scope)}. Import some with \`evotrainer import PATH\` (rollout dumps, or the trainer's log, metrics file or event files).`;
   for (const dim of ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure'] as const) {
     const ms = h.metrics.filter((x) => x.dimension === dim);
     if (!ms.length) continue;
@@ -62,9 +63,10 @@ export const health: Command = {
     const scope = scopeFromFlags(flags);
     const root = harnessOf(flags);
     const { report, problems } = await withStore(flags, async (s) => {
+      await requireRolloutsInScope(s, scope);
       const report = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       if (!root) return { report, problems: [] as string[] };
-      const user = await evaluateUserDiagnostics(s, root, scope, { health: report });
+      const user = await evaluateUserDiagnostics(s, root, scope, { health: report, trust: Boolean(flags.trust) });
       report.metrics.push(...user.metrics);
       report.alerts.push(...user.metrics.filter((m) => m.status === 'warning' || m.status === 'critical'));
       return { report, problems: user.problems.map(formatProblem) };
@@ -80,11 +82,12 @@ export const diagnose: Command = {
   async run(flags) {
     const scope = scopeFromFlags(flags);
     const result = await withStore(flags, async (s) => {
+      await requireRolloutsInScope(s, scope);
       const root = harnessOf(flags);
       const h = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       const series = await computeSeries(s, scope);
       const findings = evaluateRules({ health: h, series });
-      const user = root ? await evaluateUserDiagnostics(s, root, scope, { health: h, series }) : null;
+      const user = root ? await evaluateUserDiagnostics(s, root, scope, { health: h, series, trust: Boolean(flags.trust) }) : null;
       if (user) findings.push(...user.findings);
       const problems = [...(user?.problems.map(formatProblem) ?? []), ...(user?.notes ?? [])];
       await ensureFeatures(s);
@@ -124,6 +127,7 @@ export const metric: Command = {
     if (!names.length) throw new UsageError('name a metric, or pass --all');
     const scope = scopeFromFlags(flags);
     const results = await withStore(flags, async (s) => {
+      await requireRolloutsInScope(s, scope);
       const rs = [];
       for (const n of names) {
         try {

@@ -1,10 +1,27 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { findHarnessRoot } from '../../core/harness/locate';
+import { MANIFEST_FILE, parseManifest } from '../../core/harness/manifest';
+import { normalizeDomain, TASK_DOMAINS, type TaskDomain } from '../../core/model';
 import { FORMATS, type FieldMapping, type FormatName } from '../../core/store/importers';
+import { where, type CurveImportSummary } from '../../core/store/curves/import';
 import { ImportError } from '../../core/store/rows';
 import type { OnError } from '../../core/store/store';
 import { UsageError } from '../args';
 import { flagString, out, type Command } from '../command';
 import { STORE_FLAG, storePath, withStore } from '../store';
+
+/** The domain the harness here declares in its manifest, if any. */
+function manifestDomain(): TaskDomain | null {
+  const root = findHarnessRoot(process.cwd());
+  const file = root ? path.join(root, MANIFEST_FILE) : null;
+  if (!file || !existsSync(file)) return null;
+  try {
+    return normalizeDomain(parseManifest(readFileSync(file, 'utf8'), file).domain);
+  } catch {
+    return null; // a broken manifest is `harness check`'s to report, not the import's
+  }
+}
 
 const MAPPING_KEYS = ['prompt', 'response', 'groundTruth', 'reward', 'correct', 'promptId', 'groupId', 'step', 'split', 'dataSource'] as const;
 
@@ -32,8 +49,21 @@ function parseMapping(flags: Record<string, string | boolean>): FieldMapping | u
   return m as unknown as FieldMapping;
 }
 
+/** What the training-curve import did, with each skipped record's place (file:line, or file@byte offset). */
+function curvesText(c: CurveImportSummary): string {
+  const imported = c.files.filter((f) => f.status === 'imported');
+  const lines = [`Imported ${c.points} training-curve values from ${imported.length} file(s) (${[...new Set(imported.map((f) => f.format))].join(', ') || 'none new'}).`];
+  if (imported.some((f) => f.resumed)) lines.push(`${imported.filter((f) => f.resumed).length} log(s) still being written continued from where the last import stopped.`);
+  if (c.badRecords) {
+    lines.push(`${c.badRecords} malformed record(s) skipped (the rest of each file was read):`);
+    for (const p of c.problems.slice(0, 10)) lines.push(`  ${where(p)}: ${p.reason}`);
+    if (c.badRecords > 10) lines.push(`  … and ${c.badRecords - 10} more (--json lists the first ${c.problems.length})`);
+  }
+  return lines.join('\n');
+}
+
 export const importCommand: Command = {
-  summary: 'import rollout dumps (verl, TRL, SkyRL, rLLM, prime-rl, mini-swe-agent, SWE-agent, JSONL) into the store',
+  summary: "import rollout dumps (verl, TRL, SkyRL, rLLM, prime-rl, verifiers, mini-swe-agent, SWE-agent, JSONL) and training curves (verl's console log and file logger, TensorBoard event files, MLflow's mlruns/) into the store",
   usage: 'evotrainer import PATH... [options]',
   flags: {
     run: { type: 'string', description: 'run the rollouts belong to (default: the name of the path)' },
@@ -44,6 +74,8 @@ export const importCommand: Command = {
     map: { type: 'string', description: 'field mapping for --format jsonl, e.g. prompt=question,response=answer' },
     mapping: { type: 'string', description: 'field mapping as a JSON file or inline JSON' },
     samples: { type: 'string', description: 'for --format jsonl: fields each holding one sample of the prompt' },
+    domain: { type: 'string', description: `task domain of the runs: ${TASK_DOMAINS.join(', ')} (default: the format's, else the harness manifest's)` },
+    verdicts: { type: 'string', description: 'SWE-bench run summary (resolved_ids, unresolved_ids, error_ids…) or report.json with the verdicts of SWE trajectories' },
     json: { type: 'boolean', description: 'print the summary as JSON' },
     ...STORE_FLAG,
   },
@@ -56,10 +88,21 @@ export const importCommand: Command = {
     const split = flagString(flags, 'split');
     if (split && split !== 'train' && split !== 'val') throw new UsageError('--split must be train or val');
     const mapping = parseMapping(flags);
+    const domain = flagString(flags, 'domain');
+    if (domain !== undefined && !(TASK_DOMAINS as readonly string[]).includes(domain)) throw new UsageError(`--domain must be one of ${TASK_DOMAINS.join(', ')}`);
+    const verdicts = flagString(flags, 'verdicts');
+    if (verdicts && !existsSync(verdicts)) throw new UsageError(`--verdicts: ${verdicts}: no such file (give the SWE-bench run summary, e.g. <model>.<run_id>.json, or a report.json)`);
     if (format === 'jsonl' && !mapping) throw new UsageError('--format jsonl needs a field mapping: --map prompt=FIELD[,response=FIELD,…] or --mapping FILE');
 
+    // The first Ctrl-C / SIGTERM stops the import at once (DuckDB's query is interrupted, a
+    // file being read stops at its next chunk) and the store stays as it was; the handlers
+    // are `once`, so a second signal ends the process the default way.
     const abort = new AbortController();
-    const onSignal = () => abort.abort();
+    let exitCode = 130;
+    const onSignal = (signal: NodeJS.Signals) => {
+      exitCode = signal === 'SIGTERM' ? 143 : 130;
+      abort.abort();
+    };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
@@ -71,6 +114,9 @@ export const importCommand: Command = {
           format: format as FormatName | undefined,
           onError: onError as OnError,
           mapping,
+          verdicts,
+          domain: domain as TaskDomain | undefined,
+          fallbackDomain: manifestDomain(),
           signal: abort.signal,
           onProgress: flags.json || !process.stderr.isTTY ? undefined : ({ file, rollouts }) => process.stderr.write(`  ${rollouts} rollouts from ${file}\r`),
         }),
@@ -80,18 +126,22 @@ export const importCommand: Command = {
       } else {
         const imported = summary.files.filter((f) => f.status === 'imported');
         const unchanged = summary.files.length - imported.length;
-        out(`\nImported ${summary.rollouts} rollouts (${summary.steps} steps) from ${imported.length} file(s) into ${storePath(flags)}`);
+        out(summary.files.length || !summary.curves ? `\nImported ${summary.rollouts} rollouts (${summary.steps} steps) from ${imported.length} file(s) into ${storePath(flags)}` : `\nInto ${storePath(flags)}:`);
         if (unchanged) out(`${unchanged} file(s) unchanged since their last import.`);
         if (imported.some((f) => f.resumed)) out(`${imported.filter((f) => f.resumed).length} live file(s) continued from where the last import stopped.`);
         if (summary.badRecords) out(`${summary.badRecords} malformed record(s) ${onError === 'quarantine' ? 'kept in the quarantine table' : 'skipped'}.`);
-        if (summary.ignored.length) out(`${summary.ignored.length} file(s) not in a known dump format were ignored.`);
+        if (summary.ignored.length) {
+          out(`${summary.ignored.length} file(s) not imported:`);
+          for (const f of summary.ignored) out(`  ${f.file}: ${f.reason}`);
+        }
+        if (summary.curves) out(curvesText(summary.curves));
       }
       return 0;
     } catch (err) {
       if (err instanceof ImportError) {
         process.stderr.write(`\nevotrainer import: ${err.message}\n`);
         process.stderr.write(abort.signal.aborted ? 'Interrupted: the store is as it was before this import.\n' : 'Nothing was imported. Fix the record, or rerun with --on-error skip|quarantine to set bad records aside.\n');
-        return abort.signal.aborted ? 130 : 1;
+        return abort.signal.aborted ? exitCode : 1;
       }
       throw err;
     } finally {

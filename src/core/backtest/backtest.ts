@@ -260,7 +260,8 @@ async function replayMetrics(store: RolloutStore, tree: Tree, changed: string[],
   for (const v of versions) {
     const has = await store.one<{ n: number }>('select count(*)::int as n from rollouts where version = ?', [v.id]);
     if (!has?.n) continue;
-    const diag = await evaluateUserDiagnostics(store, tree.dir, { version: v.id });
+    // runBacktest has checked the user's consent before any replay
+    const diag = await evaluateUserDiagnostics(store, tree.dir, { version: v.id }, { trust: true });
     const values = new Map<string, number | null>();
     for (const m of diag.metrics) values.set(m.name, m.value);
     perVersion.set(v.id, values);

@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { CATALOG, metricByName, type MetricDefinition } from '../diagnose/catalog';
-import { computeHealth, ensureFeatures, type HealthReport } from '../diagnose/health';
+import { computeHealth, ensureFeatures, GROUP_COLUMNS, type HealthReport } from '../diagnose/health';
 import { checkBoundary } from '../harness/boundary';
 import { analyzeChanges } from '../harness/changes';
 import { readLedger, requireEntry, updateLedger, type LedgerEntry } from '../harness/evidence';
@@ -76,7 +76,7 @@ async function perTask(store: RolloutStore, def: MetricDefinition, s: EvalScope)
   let q: string;
   if (def.source === 'rollouts' && def.sql !== 'null') q = `select prompt_id as t, (${def.sql})::double as v from rollout_features ${sql} group by prompt_id`;
   else if (def.source === 'groups') {
-    q = `select t, (${def.sql})::double as v from (select prompt_id as t, run_id, group_id, count(*) as n, coalesce(var_pop(coalesce(reward, correct::int)), 0) as v, bool_or(coalesce(correct, false)) as any_correct
+    q = `select t, (${def.sql})::double as v from (select prompt_id as t, run_id, group_id, ${GROUP_COLUMNS}
            from rollout_features ${sql} group by all) group by t`;
   } else return null;
   const rows = await store.all<{ t: string; v: number | null }>(q, params);

@@ -48,7 +48,9 @@ select r.id, r.run_id, r.version, r.framework, r.step, r.split, r.group_id, r.pr
        r.reward, r.correct, r.advantage, r.num_turns, r.response_tokens, r.response_chars,
        r.stop_reason, r.extracted_answer, r.data_source,
        a.assistant_turns is not null as has_steps,
-       coalesce(a.tool_calls, 0) as tool_calls, coalesce(a.test_runs, 0) as test_runs, coalesce(a.edits, 0) as edits,
+       coalesce(a.tool_calls, 0) as tool_calls, coalesce(a.test_runs, 0) as test_runs,
+       -- A rollout that submitted a non-empty patch has edited, whatever its commands looked like.
+       greatest(coalesce(a.edits, 0), coalesce(try_cast(json_extract(r.extra, '$.patch_submitted') as boolean), false)::int) as edits,
        coalesce(a.searches, 0) as searches, a.first_edit_turn, a.first_search_turn,
        coalesce(a.format_errors, 0) as format_errors, coalesce(a.assistant_turns, 0) as assistant_turns,
        coalesce(a.git_history, false) as git_history,

@@ -1,7 +1,7 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Dimension, Threshold } from '../model';
 import type { RolloutStore } from '../store/store';
-import { CATALOG, type MetricDefinition } from './catalog';
+import { CATALOG, CURVES, type MetricDefinition } from './catalog';
 import { FEATURES_VIEW } from './features';
 
 export interface Scope {
@@ -28,11 +28,27 @@ export interface HealthReport {
   scope: Scope;
   rollouts: number;
   groups: number;
+  /** Training-curve values in scope (logged steps × metrics the catalog reads). */
+  curvePoints?: number;
   metrics: MetricResult[];
   alerts: MetricResult[];
 }
 
 export type ThresholdOverrides = Record<string, { warning?: number; critical?: number; op?: Threshold['op'] }>;
+
+/**
+ * Per group: `n` rollouts with an outcome (a reward, else binary correctness), `v` the
+ * variance of that outcome (null when no rollout has one), `any_correct` (null when no
+ * rollout's correctness is known). Unknown outcomes count neither as failures nor as
+ * zero-variance (dead) groups.
+ */
+export const GROUP_COLUMNS = 'count(coalesce(reward, correct::int)) as n, var_pop(coalesce(reward, correct::int)) as v, bool_or(correct) as any_correct';
+
+/** Whether a metric restricted to `domains` applies to runs of `present` domains (null = a run of unknown domain: everything applies). */
+export function appliesTo(domains: readonly string[] | undefined, present: (string | null)[]): boolean {
+  if (!domains?.length || !present.length || present.includes(null)) return true;
+  return present.some((d) => domains.includes(d!));
+}
 
 export async function ensureFeatures(store: RolloutStore): Promise<void> {
   // A read-only store cannot hold a new view: a temporary one (this connection's) serves.
@@ -85,8 +101,9 @@ function fires(t: Threshold, v: number): boolean {
   }
 }
 
-function judge(def: MetricDefinition, value: number | null, overrides?: ThresholdOverrides): Pick<MetricResult, 'status' | 'threshold'> {
+function judge(def: MetricDefinition, value: number | null, domains: (string | null)[], overrides?: ThresholdOverrides): Pick<MetricResult, 'status' | 'threshold'> {
   if (value === null || Number.isNaN(value)) return { status: 'n/a' };
+  if (!overrides?.[def.name] && !appliesTo(def.thresholdDomains, domains)) return { status: 'ok' };
   // Critical thresholds first: the worst one that fires names the status.
   const ts = [...thresholdsOf(def, overrides)].sort((a, b) => (a.severity === 'critical' ? -1 : 1) - (b.severity === 'critical' ? -1 : 1));
   const hit = ts.find((t) => fires(t, value));
@@ -102,8 +119,12 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
   await ensureFeatures(store);
   const { sql, params } = scopeWhere(scope);
   await store.conn.run(`create or replace temp table health_f as select * from rollout_features ${sql}`, params);
+  await curvesInScope(store, scope);
   try {
-    const defs = opts.metrics ?? CATALOG;
+    // The task domains of the runs in scope: a metric of other domains reads "not available".
+    const domains = (await store.all<{ domain: string | null }>(`select distinct r.domain from (select distinct run_id from health_f) f left join runs r on r.id = f.run_id`)).map((r) => r.domain);
+    const defs = (opts.metrics ?? CATALOG).filter((d) => appliesTo(d.domains, domains));
+    const skipped = (opts.metrics ?? CATALOG).filter((d) => !defs.includes(d));
     const values = new Map<string, number | null>();
     const bySource = (src: MetricDefinition['source']) => defs.filter((d) => d.source === src);
     const run = async (src: MetricDefinition['source'], from: string) => {
@@ -116,7 +137,7 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
       });
     };
     await run('rollouts', 'health_f');
-    await run('groups', `(select run_id, group_id, count(*) as n, coalesce(var_pop(coalesce(reward, correct::int)), 0) as v, bool_or(coalesce(correct, false)) as any_correct from health_f group by all)`);
+    await run('groups', `(select run_id, group_id, ${GROUP_COLUMNS} from health_f group by all)`);
     await run('rewards', `(select reward, count(*) as c from health_f where reward is not null group by reward)`);
     await run(
       'pairs',
@@ -124,16 +145,51 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
         from (select * from health_f where len(edited_files) > 0) a
         join (select * from health_f where len(edited_files) > 0) b on a.run_id = b.run_id and a.group_id = b.group_id and a.id < b.id)`,
     );
-    const counts = (await store.one<{ n: number; g: number }>(`select count(*) as n, count(distinct (run_id, group_id)) as g from health_f`))!;
-    const metrics: MetricResult[] = defs.map((d) => {
-      const value = values.get(d.name) ?? null;
-      return { name: d.name, dimension: d.dimension, unit: d.unit, description: d.description, value, ...judge(d, value, opts.thresholds) };
+    await run('curves', 'health_c');
+    const counts = (await store.one<{ n: number; g: number; c: number }>(`select count(*) as n, count(distinct (run_id, group_id)) as g, (select count(*) from health_c) as c from health_f`))!;
+    const metrics: MetricResult[] = (opts.metrics ?? CATALOG).map((d) => {
+      const value = skipped.includes(d) ? null : (values.get(d.name) ?? null);
+      return { name: d.name, dimension: d.dimension, unit: d.unit, description: d.description, value, ...judge(d, value, domains, opts.thresholds) };
     });
-    return { scope, rollouts: counts.n, groups: counts.g, metrics, alerts: metrics.filter((x) => x.status === 'warning' || x.status === 'critical') };
+    return { scope, rollouts: counts.n, groups: counts.g, curvePoints: counts.c, metrics, alerts: metrics.filter((x) => x.status === 'warning' || x.status === 'critical') };
   } finally {
     await store.conn.run('drop table if exists health_f');
+    await store.conn.run('drop table if exists health_c');
   }
 }
+
+/** The scope's conditions that apply to curves: a curve has a run, a version and steps, no split. */
+function curveWhere(scope: Scope): { sql: string; params: DuckDBValue[] } {
+  return scopeWhere({ ...scope, split: undefined });
+}
+
+/**
+ * The catalog's curves in scope, as the `curves` metrics read them (see CURVES): for each
+ * run and curve, the first name in the list that the run logged; finite values only; each
+ * step marked as in the first and/or last tenth of that run's logged steps.
+ */
+async function curvesInScope(store: RolloutStore, scope: Scope): Promise<void> {
+  const { sql, params } = curveWhere(scope);
+  const aliases = Object.entries(CURVES).flatMap(([name, names]) => names.map((alias, prio) => `(${sqlString(name)}, ${sqlString(alias)}, ${prio})`));
+  await store.conn.run(
+    `create or replace temp table health_c as
+     with a(name, alias, prio) as (values ${aliases.join(', ')}),
+     picked as (
+       select m.run_id, a.name, m.step, m.value from (select * from metrics ${sql}) m join a on m.metric = a.alias
+       where isfinite(m.value)
+       qualify a.prio = min(a.prio) over (partition by m.run_id, a.name)
+     ),
+     ranked as (
+       select *, row_number() over (partition by run_id, name order by step) as k, count(*) over (partition by run_id, name) as n,
+              greatest(1, ceil(count(*) over (partition by run_id, name) / 10.0)) as w
+       from picked
+     )
+     select run_id, name, step, value, k <= w as head, k > n - w as tail from ranked`,
+    params,
+  );
+}
+
+const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 export interface SeriesPoint {
   /** What the point is: a version, or a step range of one run. */
@@ -148,13 +204,16 @@ export interface SeriesPoint {
  */
 export async function computeSeries(store: RolloutStore, scope: Scope = {}, maxPoints = 10): Promise<SeriesPoint[]> {
   const { sql, params } = scopeWhere(scope);
-  const versions = (await store.all<{ version: string | null }>(`select distinct version from rollouts ${sql} order by version`, params)).map((r) => r.version);
+  // Rollouts and training curves both mark evaluations: a run with curves only has a series too.
+  const c = curveWhere(scope);
+  const either = (col: string) => store.all<Record<string, unknown>>(`select distinct ${col} from rollouts ${sql} union select distinct ${col} from metrics ${c.sql} order by 1`, [...params, ...c.params]);
+  const versions = (await either('version')).map((r) => r.version as string | null);
   const scopes: { label: string; scope: Scope }[] = [];
   if (versions.filter((v) => v !== null).length > 1) {
     const sorted = versions.filter((v): v is string => v !== null).sort((a, b) => Number(a.replace(/\D/g, '')) - Number(b.replace(/\D/g, '')) || a.localeCompare(b));
     for (const v of sorted) scopes.push({ label: v, scope: { ...scope, version: v } });
   } else {
-    const steps = (await store.all<{ step: number }>(`select distinct step from rollouts ${sql} order by step`, params)).map((r) => r.step);
+    const steps = (await either('step')).map((r) => Number(r.step));
     const per = Math.max(1, Math.ceil(steps.length / maxPoints));
     for (let i = 0; i < steps.length; i += per) {
       const lo = steps[i]!;

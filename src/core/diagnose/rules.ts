@@ -1,4 +1,4 @@
-import type { Finding, Severity } from '../model';
+import type { Dimension, Finding, Severity } from '../model';
 import type { HealthReport, SeriesPoint } from './health';
 
 /**
@@ -15,6 +15,8 @@ export interface Rule {
   title: string;
   severity: Severity;
   layer: string;
+  /** The dimension its findings belong to (default: by rule, see evaluateRules). */
+  dimension?: Dimension;
   /** A finding's evidence when the rule fires, null otherwise. */
   check(ctx: RuleContext): { detail: string; evidence: Record<string, number | null> } | null;
 }
@@ -60,7 +62,26 @@ export const RULES: Rule[] = [
       const lp = val(health, 'mean_logprob');
       const ent = seriesOf(series, 'entropy');
       if (lp !== null && lp > -0.05) return { detail: `mean log-prob ${fmt(lp)} > −0.05`, evidence: { mean_logprob: lp } };
-      if (falling(ent)) return { detail: `entropy ${ent.slice(-3).map(fmt).join(' → ')}`, evidence: { entropy_last: ent.at(-1)! } };
+      const collapse = entropyCollapse(health);
+      if (collapse) return collapse;
+      // Over evaluations: falling at each, and by more than half across the last three.
+      if (falling(ent) && ent.at(-1)! < ent.at(-3)! / 2) return { detail: `entropy ${ent.slice(-3).map(fmt).join(' → ')}`, evidence: { entropy_last: ent.at(-1)! } };
+      return null;
+    },
+  },
+  {
+    id: 'R3-REWARD',
+    title: 'Reward rising while entropy collapses: the policy sharpens what it already does instead of exploring',
+    severity: 'warning',
+    layer: 'training stability (entropy bonus, clip-higher, temperature) before the gains plateau; check the reward for exploits (R4)',
+    dimension: 'model_state',
+    check({ health, series }) {
+      const collapse = entropyCollapse(health);
+      if (!collapse) return null;
+      const gain = val(health, 'train_score_change');
+      const r = seriesOf(series, 'reward_mean');
+      if (gain !== null && gain > 0) return { detail: `the trainer's score rose by ${fmt(gain)} while ${collapse.detail}`, evidence: { ...collapse.evidence, train_score_change: gain } };
+      if (rising(r)) return { detail: `reward ${r.slice(-3).map(fmt).join(' → ')} while ${collapse.detail}`, evidence: { ...collapse.evidence, reward_last: r.at(-1)! } };
       return null;
     },
   },
@@ -117,6 +138,14 @@ export const RULES: Rule[] = [
   },
 ];
 
+/** Entropy fell past the health report's threshold for entropy_drop (the catalog's, or the harness's). */
+function entropyCollapse(health: HealthReport): { detail: string; evidence: Record<string, number | null> } | null {
+  const m = health.metrics.find((x) => x.name === 'entropy_drop');
+  if (!m || m.value === null || (m.status !== 'warning' && m.status !== 'critical')) return null;
+  const ent = val(health, 'entropy');
+  return { detail: `entropy fell ${(m.value * 100).toFixed(0)}% from the first to the last tenth of the logged steps (now ${fmt(ent)})`, evidence: { entropy_drop: m.value, entropy: ent } };
+}
+
 export function evaluateRules(ctx: RuleContext, rules: Rule[] = RULES): Finding[] {
   const findings: Finding[] = [];
   for (const rule of rules) {
@@ -127,7 +156,7 @@ export function evaluateRules(ctx: RuleContext, rules: Rule[] = RULES): Finding[
       rule: rule.id,
       title: rule.title,
       severity: rule.severity,
-      dimension: rule.id === 'R1' ? 'signal' : rule.id === 'R3' ? 'model_state' : rule.id === 'R4' ? 'results' : 'behavior',
+      dimension: rule.dimension ?? (rule.id === 'R1' ? 'signal' : rule.id === 'R3' ? 'model_state' : rule.id === 'R4' ? 'results' : 'behavior'),
       evidence: Object.entries(hit.evidence).map(([metric, value]) => ({ metric, scope: {}, value, n: ctx.health.rollouts })),
       examples: [],
       suggestion: `${hit.detail}. Suggested layer: ${rule.layer}.`,

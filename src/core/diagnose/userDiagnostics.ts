@@ -13,7 +13,9 @@
  *   steps) before the query runs, so a metric needs no WHERE of its own.
  * - `diagnostics/metrics/*.py`: a script, run with python3 (EVOTRAINER_PYTHON), reading the
  *   scoped `rollout_features` rows as JSON lines on stdin and printing `{"value": x}`, or
- *   `{"id": …, "value": x}` per rollout; `# key: value` header comments as above.
+ *   `{"id": …, "value": x}` per rollout; `# key: value` header comments as above. A script is
+ *   harness code: it runs only when the caller has the user's consent (`trust`); otherwise it
+ *   is reported as a problem saying how to allow it, and everything else still runs.
  * - `diagnostics/rules/*.yaml`: IF/THEN rules over built-in and user metrics and their trends:
  *     id: slow-first-edit
  *     when:
@@ -299,13 +301,23 @@ function statusOf(m: UserMetric, value: number | null): Pick<MetricResult, 'stat
   return hit ? { status: hit.severity, threshold: hit } : { status: 'ok' };
 }
 
-/** Values of user metrics over a scope; a failing metric becomes a problem, the others still run. */
-export async function computeUserMetrics(store: RolloutStore, metrics: UserMetric[], scope: Scope = {}): Promise<{ results: MetricResult[]; problems: DiagnosticProblem[] }> {
+/** Why a script metric did not run without consent, and how to give it. */
+export const UNTRUSTED_SCRIPT = 'a script metric runs harness code on this machine: pass --trust to run it (in the editor: trust the workspace)';
+
+/**
+ * Values of user metrics over a scope; a failing metric becomes a problem, the others still
+ * run. Script metrics run only with `trust` (the user's consent to run harness code).
+ */
+export async function computeUserMetrics(store: RolloutStore, metrics: UserMetric[], scope: Scope = {}, trust = false): Promise<{ results: MetricResult[]; problems: DiagnosticProblem[] }> {
   await ensureFeatures(store);
   const results: MetricResult[] = [];
   const problems: DiagnosticProblem[] = [];
   await withScopedViews(store, scope, async () => {
     for (const m of metrics) {
+      if (m.script && !trust) {
+        problems.push({ kind: 'metric', file: m.file, message: UNTRUSTED_SCRIPT });
+        continue;
+      }
       const r = m.script ? await evaluateMetricScript(store, m) : await evaluateMetricSql(store, m);
       if ('problem' in r) {
         problems.push(r.problem);
@@ -532,6 +544,8 @@ function check(c: Condition, now: Map<string, number | null>, series: Map<string
 }
 
 export interface UserDiagnosticsOptions {
+  /** The user's consent to run harness code (`--trust`, a trusted workspace): script metrics run only with it. */
+  trust?: boolean;
   /** The built-in health report of the same scope, when the caller has it (saves recomputing it). */
   health?: HealthReport;
   /** The built-in series of the same scope (for trends), when the caller has it. */
@@ -547,7 +561,7 @@ export async function evaluateUserDiagnostics(store: RolloutStore, harnessRoot: 
   const um = loadUserMetrics(harnessRoot);
   const known = new Set([...CATALOG.map((d) => d.name), ...um.metrics.map((m) => m.name)]);
   const ur = loadUserRules(harnessRoot, known);
-  const computed = await computeUserMetrics(store, um.metrics, scope);
+  const computed = await computeUserMetrics(store, um.metrics, scope, opts.trust);
   const out: UserDiagnostics = {
     metrics: computed.results,
     findings: [],
@@ -566,7 +580,7 @@ export async function evaluateUserDiagnostics(store: RolloutStore, harnessRoot: 
     const userTrend = um.metrics.filter((m) => wanted.trend.has(m.name));
     const userByPoint: Map<string, number | null>[] = [];
     for (const p of points) {
-      const r = userTrend.length ? await computeUserMetrics(store, userTrend, p.scope) : { results: [] };
+      const r = userTrend.length ? await computeUserMetrics(store, userTrend, p.scope, opts.trust) : { results: [] };
       userByPoint.push(new Map(r.results.map((x) => [x.name, x.value])));
     }
     for (const name of wanted.trend) {

@@ -207,7 +207,7 @@ export class Evolution {
 
   /** Trains (and evaluates) a version through the job engine, keyed so a rerun finds the same job. */
   private async train(e: LedgerEntry): Promise<{ jobId: string; gpuHours: number }> {
-    const job = await submitJob({ profile: this.profile(), harness: this.h.root, commit: e.commit, version: e.id, run: `train-${e.id}`, templateName: 'train', key: `evolve:train:${e.id}:${e.commit}`, outputs: ['rollout_data', 'validation_data', 'metrics.json'], records: this.records, timeoutMinutes: this.o.jobMinutes });
+    const job = await submitJob({ profile: this.profile(), harness: this.h.root, commit: e.commit, version: e.id, run: `train-${e.id}`, templateName: 'train', key: `evolve:train:${e.id}:${e.commit}`, outputs: ['rollout_data', 'validation_data', 'metrics.json', 'log'], records: this.records, timeoutMinutes: this.o.jobMinutes });
     this.log(`${e.id}: training job ${job.id} on ${this.profile().name} (${job.state})`);
     const final = await waitForJob(job.id, { records: this.records, signal: this.o.signal, pollMs: 500 });
     if (final.state !== 'completed') {

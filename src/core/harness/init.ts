@@ -1,4 +1,4 @@
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LedgerEntry, PromotedLine } from './evidence';
 import { updateLedger } from './evidence';
@@ -37,22 +37,40 @@ export interface InitResult {
  */
 export async function initHarness(dir: string, template = 'starter'): Promise<InitResult> {
   const target = path.resolve(dir);
-  if (existsSync(target) && (!statSync(target).isDirectory() || readdirSync(target).length)) {
-    throw new HarnessError(`${target} exists and is not empty; pick a new folder (init never writes into existing work)`);
+  // `init .`: the folder the user's shell is in is initialized where it is, never replaced.
+  const inPlace = existsSync(target) && realpathSync(target) === realpathSync(process.cwd());
+  if (!inPlace && existsSync(target) && (!statSync(target).isDirectory() || readdirSync(target).length)) {
+    throw new HarnessError(`${target} exists and is not empty; pick a new folder (init never writes into existing work), or run \`evotrainer init .\` inside it`);
+  }
+  if (inPlace && existsSync(path.join(target, '.git'))) {
+    throw new HarnessError(`${target} is already a git repository; init creates the harness repository: run it in a new or a plain folder`);
   }
   const src = existsSync(template) && statSync(template).isDirectory() ? path.resolve(template) : path.join(templatesDir(), template);
   if (!existsSync(path.join(src, MANIFEST_FILE))) throw new HarnessError(`template "${template}" not found (no ${MANIFEST_FILE} in ${src}); available: ${listTemplates().join(', ')}`);
   const notes: string[] = [];
-  // Built beside the target and renamed into place at the end: a crash leaves either no
-  // harness or a complete one (plus a hidden leftover folder), never half of one.
-  const staging = path.join(path.dirname(target), `.${path.basename(target)}.evotrainer-init-${process.pid}`);
+  // Built in a hidden staging folder and moved into place at the end: a crash leaves either
+  // no harness or a complete one (plus a hidden leftover folder), never half of one. In place,
+  // the staging folder is inside the target and its entries move in, .git last.
+  const staging = inPlace
+    ? path.join(target, `.evotrainer-init-${process.pid}`)
+    : path.join(path.dirname(target), `.${path.basename(target)}.evotrainer-init-${process.pid}`);
   mkdirSync(path.dirname(target), { recursive: true });
   rmSync(staging, { recursive: true, force: true });
   cpSync(src, staging, { recursive: true, filter: (s) => !path.relative(src, s).split(path.sep).includes('.git') });
   try {
+    if (inPlace) {
+      const clash = readdirSync(staging).filter((e) => existsSync(path.join(target, e)));
+      if (clash.length) throw new HarnessError(`${target} already has ${clash.join(', ')}, which the template "${template}" brings; move them aside (nothing was changed), then rerun`);
+    }
     const r = await buildHarness(staging, src, notes);
-    if (existsSync(target)) rmdirSync(target); // empty (checked above)
-    renameSync(staging, target);
+    if (inPlace) {
+      for (const e of readdirSync(staging).filter((e) => e !== '.git')) renameSync(path.join(staging, e), path.join(target, e));
+      renameSync(path.join(staging, '.git'), path.join(target, '.git'));
+      rmdirSync(staging);
+    } else {
+      if (existsSync(target)) rmdirSync(target); // empty (checked above)
+      renameSync(staging, target);
+    }
     return { ...r, harness: await openHarness(target), notes };
   } catch (e) {
     rmSync(staging, { recursive: true, force: true });

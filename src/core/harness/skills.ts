@@ -417,6 +417,6 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
     commit: entry.commit,
     worktree,
     factor,
-    next: `backtest it, then \`evotrainer version advance ${entry.id} backtested --backtest FILE\``,
+    next: `\`evotrainer backtest ${entry.id} --trust\` (it records the report and advances ${entry.id} to backtested)`,
   };
 }

@@ -58,6 +58,22 @@ export interface Version {
 
 export type Split = 'train' | 'val';
 
+/** What a run's tasks are: which metrics, thresholds and failure modes mean something for it. */
+export const TASK_DOMAINS = ['swe', 'code', 'math', 'qa', 'other'] as const;
+export type TaskDomain = (typeof TASK_DOMAINS)[number];
+
+/** A domain as people name it (a manifest's `domain: coding`) in the catalog's words; null when it names none of them. */
+export function normalizeDomain(name: string | null | undefined): TaskDomain | null {
+  const d = (name ?? '').trim().toLowerCase();
+  if (!d) return null;
+  if ((TASK_DOMAINS as readonly string[]).includes(d)) return d as TaskDomain;
+  if (/^(swe|swe-bench|software|software engineering|repo|repository)/.test(d)) return 'swe';
+  if (/^(code|coding|programming|codegen)/.test(d)) return 'code';
+  if (/^(math|maths|mathematics|gsm8k|arithmetic)/.test(d)) return 'math';
+  if (/^(qa|question|trivia|reading)/.test(d)) return 'qa';
+  return 'other';
+}
+
 /** One training, rollout or eval run of a version, whose dumps are imported into the store. */
 export interface Run {
   id: string;

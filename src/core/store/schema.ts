@@ -70,6 +70,7 @@ export const DDL = [
      no_answer boolean                   -- computed at import: no extractable final answer
    )`,
   // Stores created before these columns existed get them (empty) on open.
+  `alter table runs add column if not exists domain varchar`,
   `alter table rollout_rows add column if not exists response_chars integer`,
   `alter table rollout_rows add column if not exists no_answer boolean`,
   `create table if not exists step_rows (
@@ -98,6 +99,41 @@ export const DDL = [
   `create index if not exists step_rows_rollout on step_rows (rollout_id)`,
   `create or replace view rollouts as select r.* exclude (import_id) from rollout_rows r where r.import_id in (select id from imports)`,
   `create or replace view steps as select s.* exclude (import_id) from step_rows s where s.import_id in (select id from imports)`,
+  // Training curves (store/curves): the scalars a trainer logs per step, from its console
+  // log, metrics files or TensorBoard event files. Their imports are recorded apart from
+  // rollout imports, with the same rule: rows are visible once their import is recorded.
+  `create table if not exists metric_imports (
+     id integer primary key,
+     path varchar not null,
+     format varchar not null,
+     run_id varchar not null,
+     version varchar,
+     content_hash varchar not null,      -- sha256 of bytes [0, end_offset)
+     end_offset bigint,
+     end_line bigint,
+     file_size bigint,
+     file_mtime_ms double,
+     points bigint not null default 0,
+     bad_records bigint not null default 0,
+     finished_at timestamp default current_timestamp
+   )`,
+  `create table if not exists metric_rows (
+     import_id integer not null,
+     run_id varchar not null,
+     version varchar,
+     source varchar not null,            -- the reader: verl-console, verl-file, tensorboard, mlflow
+     step bigint not null,
+     metric varchar not null,
+     value double,                       -- NaN and ±inf kept as logged
+     wall_time double,                   -- seconds since the epoch, where the format has it
+     ordinal bigint not null             -- line (or byte offset) in the file: later wins
+   )`,
+  // One value per (run, version, metric, step): a resumed run logs its steps again, and
+  // the value logged last (latest import, then latest line) is the one that stands.
+  `create or replace view metrics as
+     select run_id, version, step, metric, value, wall_time, source
+     from metric_rows m where m.import_id in (select id from metric_imports)
+     qualify row_number() over (partition by run_id, version, metric, step order by import_id desc, ordinal desc) = 1`,
 ];
 
 /**

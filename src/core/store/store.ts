@@ -1,12 +1,16 @@
-import { createHash, type Hash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createReadStream, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
-import type { Split } from '../model';
+import type { Split, TaskDomain } from '../model';
 import { loadDuckDB } from './duckdb';
-import { discover, readHead } from './importers';
+import { discoverCurves } from './curves';
+import { importCurves, type CurveImportSummary } from './curves/import';
+import { hashPrefix } from './hashing';
+import { discover, readHead, type IgnoredFile } from './importers';
+import { DuplicateKeyScan } from './importers/jsonLines';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
-import { ImportError, isBad, type RolloutRecord } from './rows';
+import { ImportError, isBad, type ImportedRecord, type RolloutRecord, type SourcePosition } from './rows';
 import { DDL, NO_ANSWER_SQL, SCHEMA_VERSION } from './schema';
 import { duckdbTableReader } from './tableReader';
 
@@ -20,6 +24,12 @@ export interface ImportOptions {
   format?: FormatName;
   onError?: OnError;
   mapping?: FieldMapping;
+  /** The runs' task domain, whatever the format (CLI `--domain`). */
+  domain?: TaskDomain;
+  /** The domain of runs whose format does not say (the harness manifest's). */
+  fallbackDomain?: TaskDomain | null;
+  /** A SWE-bench run summary or report holding the verdicts (see importers/sweVerdicts.ts). */
+  verdicts?: string;
   /** Checked between records: an aborted import leaves the store as it was. */
   signal?: AbortSignal;
   onProgress?: (p: { file: string; rollouts: number }) => void;
@@ -45,7 +55,10 @@ export interface FileImportResult {
 
 export interface ImportSummary {
   files: FileImportResult[];
-  ignored: string[];
+  /** Files of the given folders not imported, each with the reason (also broken links, links to directories, FIFOs, devices). */
+  ignored: IgnoredFile[];
+  /** Training curves found among the paths (console logs, metrics files, event files). */
+  curves?: CurveImportSummary;
   rollouts: number;
   steps: number;
   badRecords: number;
@@ -243,8 +256,11 @@ export class RolloutStore {
    * loses the uncommitted transaction; a failure rolls it back.
    */
   async import(paths: string[], opts: ImportOptions = {}): Promise<ImportSummary> {
-    const { files, ignored } = await discover(paths, opts.format);
-    const summary: ImportSummary = { files: [], ignored, rollouts: 0, steps: 0, badRecords: 0 };
+    // Training curves (logs, event files) go to their own importer; a file named explicitly is not a rollout dump.
+    const curves = discoverCurves(paths);
+    const curveFiles = new Set(curves.map((c) => c.file));
+    const { files, ignored } = await discover(paths.filter((p) => !curveFiles.has(path.resolve(p))), opts.format);
+    const summary: ImportSummary = { files: [], ignored: ignored.filter((f) => !curveFiles.has(path.resolve(f.file))), rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
     const batch: Batch = {
       nextImportId: base + 1,
@@ -265,7 +281,7 @@ export class RolloutStore {
       if (seen.has(file)) continue;
       seen.add(file);
       const run = opts.run ?? defaultRunName(f.root);
-      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root) });
+      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root), domain: opts.domain ?? f.importer.domainOf?.(f.file) ?? opts.fallbackDomain ?? null });
       todo.push({ file, importer: f.importer, run });
     }
     const add = (r: FileImportResult) => {
@@ -276,6 +292,10 @@ export class RolloutStore {
     };
     const writer = new ChunkWriter(this.conn);
     let inTransaction = false;
+    // A signal ends the import promptly wherever it is: a running DuckDB query is interrupted,
+    // a file being read stops at its next chunk (see interrupted()).
+    const interrupt = () => this.conn.interrupt();
+    opts.signal?.addEventListener('abort', interrupt, { once: true });
     try {
       // The bulk path runs in autocommit (DuckDB then writes row groups in parallel as it
       // reads); its rows stay invisible until the imports are recorded below.
@@ -294,6 +314,7 @@ export class RolloutStore {
       summary.files.sort((a, b) => todo.findIndex((t) => t.file === a.file) - todo.findIndex((t) => t.file === b.file));
       await writer.close();
       await this.record(batch, opts);
+      if (curves.length) summary.curves = await importCurves(this.conn, curves, { run: opts.run, version: opts.version, signal: opts.signal, defaultRun: defaultRunName });
       trace('recorded');
       await this.conn.run('commit');
       trace('committed');
@@ -303,7 +324,10 @@ export class RolloutStore {
       if (inTransaction) await this.conn.run('rollback');
       // What the bulk path wrote was committed row by row: remove it.
       for (const t of ['step_rows', 'rollout_rows', 'quarantine']) await this.conn.run(`delete from ${t} where import_id > ?`, [base]);
+      if (opts.signal?.aborted && !(err instanceof ImportError)) throw interrupted(todo[0]?.file ?? paths[0] ?? '', null);
       throw err;
+    } finally {
+      opts.signal?.removeEventListener('abort', interrupt);
     }
   }
 
@@ -342,7 +366,7 @@ export class RolloutStore {
     }
     a.closeSync();
     for (const [run, r] of batch.runs) {
-      await this.conn.run(`insert into runs values (?, ?, ?, ?, now()) on conflict do nothing`, [run, opts.version ?? null, r.framework, r.source]);
+      await this.conn.run(`insert into runs (id, version, framework, source, created_at, domain) values (?, ?, ?, ?, now(), ?) on conflict (id) do update set domain = coalesce(excluded.domain, runs.domain)`, [run, opts.version ?? null, r.framework, r.source, r.domain]);
     }
   }
 
@@ -381,6 +405,7 @@ export class RolloutStore {
     }
     const onChunk = importer.followable
       ? (bytes: Buffer) => {
+          if (opts.signal?.aborted) throw interrupted(file, null);
           hash.update(bytes);
           hashed += bytes.length;
         }
@@ -401,18 +426,21 @@ export class RolloutStore {
     let badRecords = 0;
     let lastPrompt: string | null = null;
     let lastPromptHash = '';
-    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, tables: this.tables(), content, onChunk })) {
-      if (opts.signal?.aborted) throw new ImportError(file, item.at.line ?? null, 'the import was interrupted; nothing was recorded');
+    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, verdicts: opts.verdicts, tables: this.tables(), content, onChunk })) {
+      if (opts.signal?.aborted) throw interrupted(file, item.at.line ?? null);
       if (item.at.endOffset !== undefined) endOffset = item.at.endOffset;
       if (item.at.line !== undefined) endLine = item.at.line;
-      if (isBad(item)) {
+      const error = isBad(item) ? item.error : unstorable(item.record, item.at);
+      if (error) {
         const policy = opts.onError ?? 'fail';
-        if (policy === 'fail') throw item.error;
+        if (policy === 'fail') throw error;
         badRecords++;
-        if (policy === 'quarantine') writer.quarantine(importId, file, item.error);
+        if (policy === 'quarantine') writer.quarantine(importId, file, error);
         continue;
       }
-      const rec = item.record;
+      const rec = (item as ImportedRecord).record;
+      // The step column holds whole numbers: the group id is made from the same one (the bulk path truncates too).
+      rec.step = Math.trunc(rec.step);
       const promptText = typeof rec.prompt === 'string' ? rec.prompt : JSON.stringify(rec.prompt);
       // Samples of one prompt arrive together: hash each prompt once.
       if (promptText !== lastPrompt) {
@@ -425,7 +453,7 @@ export class RolloutStore {
       const groupId = rec.groupId ?? `${rec.split}:${rec.step}:${promptHash}${rec.dataSource ? `:${rec.dataSource}` : ''}`;
       const sampleIndex = groupCounts.get(groupId) ?? 0;
       groupCounts.set(groupId, sampleIndex + 1);
-      const rawRef = item.at.line !== undefined ? `${file}:${item.at.line}` : `${file}#${item.at.record ?? 1}`;
+      const rawRef = positionOf(item.at);
       await writer.append(rec, {
         id: batch.nextRolloutId++,
         importId,
@@ -437,6 +465,9 @@ export class RolloutStore {
         groupId,
         sampleIndex,
         rawRef,
+      }).catch((err: unknown) => {
+        // Whatever DuckDB still refuses names the record; the appender is then unusable, so this ends the import.
+        throw new ImportError(file, item.at.line ?? null, `the store could not hold this record (${(err as Error).message.split('\n')[0]})`);
       });
       rollouts++;
       steps += rec.steps?.length ?? 0;
@@ -508,10 +539,10 @@ export class RolloutStore {
       const firstImport = batch.nextImportId;
       // Record numbers are line numbers when each file's records are its lines, which the
       // counts below verify; offsets place each file in the query's running ordinality.
-      const meta: { file: string; importId: number; offset: number; lines: number; hash: string; endsWithNewline: boolean; size: number; mtimeMs: number; plan: BulkPlan }[] = [];
+      const meta: { file: string; importId: number; offset: number; lines: number; hash: string; endsWithNewline: boolean; duplicateKeys: boolean; size: number; mtimeMs: number; plan: BulkPlan }[] = [];
       // DuckDB parses and writes on its threads while this thread hashes each file and
       // counts its lines; record numbers become line numbers after the checks below.
-      meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, offset: 0, lines: 0, hash: '', endsWithNewline: false, size: f.size, mtimeMs: f.mtimeMs, plan: f.plan })));
+      meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, offset: 0, lines: 0, hash: '', endsWithNewline: false, duplicateKeys: false, size: f.size, mtimeMs: f.mtimeMs, plan: f.plan })));
       const values = meta.map((m) => `(${sqlLiteral(m.file)}, ${m.importId}, ${m.plan.fileStep}, ${sqlLiteral(m.plan.fileSplit)})`).join(', ');
       const list = `[${files.map((f) => sqlLiteral(f.file)).join(', ')}]`;
       // Bad records are inserted with sample_index -1 so that the checks below see them;
@@ -533,19 +564,26 @@ export class RolloutStore {
       inserting.catch(() => undefined); // awaited below
       let total = 0;
       for (const m of meta) {
-        const r = await hashAndCount(m.file);
-        Object.assign(m, { hash: r.hash, lines: r.lines, endsWithNewline: r.last === 0x0a });
+        const r = await hashAndCount(m.file, opts.signal);
+        Object.assign(m, { hash: r.hash, lines: r.lines, endsWithNewline: r.last === 0x0a, duplicateKeys: r.duplicateKeys });
         total += r.lines;
       }
       trace(`hashed ${files.length} file(s)`);
-      try {
-        await inserting;
-        trace('inserted (DuckDB read the files)');
-      } catch (err) {
-        throw new ImportError(files[0]!.file, null, `DuckDB could not read the dump: ${(err as Error).message.split('\n')[0]}`);
-      }
-      if (opts.signal?.aborted) throw new ImportError(files[0]!.file, null, 'the import was interrupted; nothing was recorded');
       const last = firstImport + files.length - 1;
+      const failed = await inserting.then(
+        () => false,
+        () => true,
+      );
+      if (opts.signal?.aborted) throw interrupted(files[0]!.file, null);
+      if (failed) {
+        // DuckDB refused a value somewhere in these files (a number out of range, a line over
+        // its object size): stream them all, which names each bad record with its line.
+        trace('DuckDB could not read the files: streaming them');
+        await this.conn.run(`delete from rollout_rows where import_id between ${firstImport} and ${last}`);
+        stream.push(...files);
+        continue;
+      }
+      trace('inserted (DuckDB read the files)');
       const counts = new Map(
         (await this.all<{ import_id: number; n: number; lo: number; hi: number; bad: number }>(
           `select import_id, count(*) as n, min(id) as lo, max(id) as hi, count(*) filter (where sample_index = -1) as bad from rollout_rows where import_id between ? and ? group by 1`,
@@ -554,12 +592,13 @@ export class RolloutStore {
       );
       batch.nextRolloutId = Math.max(batch.nextRolloutId, ...[...counts.values()].map((c) => c.hi + 1), baseId + total);
       batch.nextImportId += files.length;
-      // A file is good when it has no bad record, ends with a newline, and its records are
+      // A file is good when it has no bad record, ends with a newline, names no key twice in
+      // a record (DuckDB would keep the first value, JSON the last), and its records are
       // exactly its lines, read in one contiguous run (so record k is line k).
       const good: typeof meta = [];
       for (const m of meta) {
         const c = counts.get(m.importId);
-        const ok = m.endsWithNewline && m.lines > 0 && c !== undefined && c.bad === 0 && c.n === m.lines && c.hi - c.lo + 1 === c.n;
+        const ok = m.endsWithNewline && !m.duplicateKeys && m.lines > 0 && c !== undefined && c.bad === 0 && c.n === m.lines && c.hi - c.lo + 1 === c.n;
         if (ok && !batch.hashes.has(`${run}:${m.hash}`)) good.push(m);
         else if (ok) results.push({ file: m.file, format, run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
         else stream.push(files.find((f) => f.file === m.file)!);
@@ -701,7 +740,7 @@ interface Batch {
     steps: number;
     badRecords: number;
   }[];
-  runs: Map<string, { framework: string; source: string }>;
+  runs: Map<string, { framework: string; source: string; domain: TaskDomain | null }>;
 }
 
 interface RowContext {
@@ -874,24 +913,62 @@ function sqlLiteral(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
 }
 
-/** sha256 of a file, its newline count and last byte, in one pass. */
-async function hashAndCount(file: string): Promise<{ hash: string; lines: number; last: number }> {
+/**
+ * sha256 of a file, its newline count, its last byte and whether a record names a key
+ * twice, in one pass (stopped by `signal`).
+ */
+async function hashAndCount(file: string, signal?: AbortSignal): Promise<{ hash: string; lines: number; last: number; duplicateKeys: boolean }> {
   const hash = createHash('sha256');
+  const keys = new DuplicateKeyScan();
   let lines = 0;
   let last = 0x0a;
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    if (signal?.aborted) break; // the caller sees the signal and stops
     hash.update(chunk);
+    keys.feed(chunk);
     for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
     if (chunk.length) last = chunk[chunk.length - 1]!;
   }
-  return { hash: hash.digest('hex'), lines, last };
+  return { hash: hash.digest('hex'), lines, last, duplicateKeys: keys.found };
 }
 
-/** sha256 state after the first `length` bytes (not yet digested, so it can go on). */
-async function hashPrefix(file: string, length: number): Promise<Hash> {
-  const h = createHash('sha256');
-  if (length > 0) for await (const chunk of createReadStream(file, { start: 0, end: length - 1 }) as AsyncIterable<Buffer>) h.update(chunk);
-  return h;
+
+function interrupted(file: string, line: number | null): ImportError {
+  return new ImportError(file, line, 'the import was interrupted; nothing was recorded');
+}
+
+/** How a stored row names its source: file:line, or file#record for documents of many records. */
+function positionOf(at: SourcePosition): string {
+  return at.line !== undefined ? `${at.file}:${at.line}` : `${at.file}#${at.record ?? 1}`;
+}
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
+/**
+ * A value an importer accepted that the store's integer columns cannot hold (a step of
+ * 3e9, a token count past 2^31): a bad record with its line, like a malformed one, so
+ * that --on-error skip|quarantine can set it aside. The bulk path sends such files here.
+ */
+function unstorable(rec: RolloutRecord, at: SourcePosition): ImportError | null {
+  const ints: [string, number | null | undefined][] = [
+    ['step', rec.step],
+    ['response tokens', rec.responseTokens],
+    ['turns', rec.numTurns],
+    ...(rec.steps ?? []).flatMap((s, i): [string, number | null | undefined][] => [
+      [`step ${i} exit code`, s.exitCode],
+      [`step ${i} observation bytes`, s.observationBytes],
+      [`step ${i} tokens`, s.tokens],
+    ]),
+  ];
+  for (const [name, v] of ints) {
+    if (v === null || v === undefined) continue;
+    // Only the step is required; an optional count that is not a number is stored as null.
+    if (!Number.isFinite(v) ? name === 'step' : Math.trunc(v) < INT32_MIN || Math.trunc(v) > INT32_MAX) {
+      return new ImportError(at.file, at.line ?? null, `${name} is ${v}, outside the whole numbers the store holds (${INT32_MIN} to ${INT32_MAX})`, undefined);
+    }
+  }
+  return null;
 }
 
 /** DuckDB hands back BIGINT as bigint; the store's numbers all fit in a double. */

@@ -169,8 +169,9 @@ export async function importRollouts(host: VersioningHost, given?: vscode.Uri): 
       }
     });
     const imported = summary.files.filter((f) => f.status === 'imported').length;
-    host.output.info(`imported ${summary.rollouts} rollouts (${summary.steps} steps) from ${imported} file(s) into ${defaultStorePath(root)}; ${summary.ignored.length} ignored`);
-    void vscode.window.showInformationMessage(`EvoTrainer: imported ${summary.rollouts} rollouts from ${imported} file(s)${summary.ignored.length ? `; ${summary.ignored.length} file(s) in no known format ignored` : ''}.`);
+    host.output.info(`imported ${summary.rollouts} rollouts (${summary.steps} steps) from ${imported} file(s) into ${defaultStorePath(root)}; ${summary.ignored.length} not imported`);
+    for (const f of summary.ignored) host.output.info(`  not imported: ${f.file}: ${f.reason}`);
+    void vscode.window.showInformationMessage(`EvoTrainer: imported ${summary.rollouts} rollouts from ${imported} file(s)${summary.ignored.length ? `; ${summary.ignored.length} file(s) not imported (the EvoTrainer output lists each with why)` : ''}.`);
     host.refresh();
     return summary;
   } catch (err) {

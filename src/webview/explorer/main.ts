@@ -8,7 +8,6 @@ import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
 import { customElement, query, state } from 'lit/decorators.js';
 import { guard } from 'lit/directives/guard.js';
 import { repeat } from 'lit/directives/repeat.js';
-import { styleMap } from 'lit/directives/style-map.js';
 import {
   ExplorerStateNotification,
   MoreTextCommand,
@@ -31,6 +30,7 @@ import {
 } from '../../extension/webviews/explorer/protocol';
 import { ansiSegments, diffLines, formatChars, formatCount, type Segment } from './text';
 import { ExplorerHost } from './transport';
+import { cssProps } from '../shared/style';
 
 const host = new ExplorerHost();
 const ROW_H = 24;
@@ -94,6 +94,12 @@ export class ExplorerApp extends LitElement {
     .cols { display: grid; grid-template-columns: 64px 90px 52px 140px 72px 64px 64px 64px minmax(120px, 1fr); }
     .compact .cols { grid-template-columns: 56px 130px 72px 64px minmax(80px, 1fr); }
     .table.compact .wide, .table.compact .thead .th.wide { display: none; }
+    /* A narrow editor column: the compact columns, so that none is cut off. */
+    @media (max-width: 720px) {
+      .cols { grid-template-columns: 56px 130px 72px 64px minmax(80px, 1fr); }
+      .table .wide, .table .thead .th.wide { display: none; }
+      .hist button { grid-template-columns: minmax(90px, 150px) 1fr 56px; }
+    }
     .thead { font-weight: 600; border-bottom: 1px solid var(--vscode-panel-border, var(--vscode-widget-border, transparent)); background: var(--vscode-editorWidget-background); }
     .thead .th { all: unset; cursor: pointer; padding: 3px 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
     .thead .th:focus-visible { outline: 1px solid var(--vscode-focusBorder); }
@@ -131,6 +137,9 @@ export class ExplorerApp extends LitElement {
     .dl.hunk { color: var(--vscode-charts-purple, var(--vscode-textLink-foreground)); }
     .dl.meta { color: var(--vscode-descriptionForeground); font-weight: 600; }
     .ctrl { color: var(--vscode-descriptionForeground); font-style: italic; }
+    /* "Show more (10.4 M characters left of …)" wraps in a narrow pane rather than overflow it. */
+    vscode-button.more { max-width: 100%; }
+    vscode-button.more::part(base) { white-space: normal; height: auto; }
     .ansi-bold { font-weight: 700; } .ansi-dim { opacity: 0.7; } .ansi-italic { font-style: italic; } .ansi-underline { text-decoration: underline; }
     .ansi-fg-0 { color: var(--vscode-terminal-ansiBlack); } .ansi-fg-1 { color: var(--vscode-terminal-ansiRed); } .ansi-fg-2 { color: var(--vscode-terminal-ansiGreen); } .ansi-fg-3 { color: var(--vscode-terminal-ansiYellow); }
     .ansi-fg-4 { color: var(--vscode-terminal-ansiBlue); } .ansi-fg-5 { color: var(--vscode-terminal-ansiMagenta); } .ansi-fg-6 { color: var(--vscode-terminal-ansiCyan); } .ansi-fg-7 { color: var(--vscode-terminal-ansiWhite); }
@@ -353,7 +362,7 @@ export class ExplorerApp extends LitElement {
           @click=${() => this.setQuery({ ...this.view.filter, failureMode: selected === b.mode ? undefined : b.mode })}
         >
           <span class="name">${label(b.mode)}</span>
-          <span class="track"><div class="bar ${b.mode === 'success' ? 'success' : ''}" style=${styleMap({ width: `${(100 * b.count) / max}%` })}></div></span>
+          <span class="track"><div class="bar ${b.mode === 'success' ? 'success' : ''}" data-count=${b.count} ${cssProps({ width: `${(100 * b.count) / max}%` })}></div></span>
           <span class="meta num">${formatCount(b.count)}</span>
         </button>`,
       )}
@@ -439,8 +448,8 @@ export class ExplorerApp extends LitElement {
     return html`<div class="table ${this.openId !== null ? 'compact' : ''}" role="table" aria-rowcount=${this.total}>
       ${this.header()}
       <div class="viewport" data-testid="explorer-viewport" @scroll=${this.onScroll}>
-        <div class="spacer" style=${styleMap({ height: `${this.total * ROW_H}px` })}></div>
-        <div class="rows" style=${styleMap({ transform: `translateY(${first * ROW_H}px)` })}>${rows}</div>
+        <div class="spacer" ${cssProps({ height: `${this.total * ROW_H}px` })}></div>
+        <div class="rows" ${cssProps({ transform: `translateY(${first * ROW_H}px)` })}>${rows}</div>
       </div>
     </div>`;
   }
@@ -501,7 +510,7 @@ export class ExplorerApp extends LitElement {
     if (!c) return nothing;
     const left = c.length - c.end;
     return html`<pre class="text" data-testid=${testid}>${this.segments(key, c).map((s) => (s.classes ? html`<span class=${s.classes}>${s.text}</span>` : s.text))}</pre>
-      ${left > 0 ? html`<vscode-button secondary data-testid="more-${testid}" @click=${() => this.more(part)}>Show more (${formatChars(left)} left of ${formatChars(c.length)})</vscode-button>` : nothing}`;
+      ${left > 0 ? html`<vscode-button secondary class="more" data-testid="more-${testid}" @click=${() => this.more(part)}>Show more (${formatChars(left)} left of ${formatChars(c.length)})</vscode-button>` : nothing}`;
   }
 
   private textBlock(testid: string, part: TextPart, title: string) {
@@ -514,7 +523,7 @@ export class ExplorerApp extends LitElement {
     return html`<div class="diff" data-testid="diff">
       <h2>Submitted diff</h2>
       <pre>${diffLines(c.text).map((l) => html`<span class="dl ${l.kind}">${l.text || ' '}</span>`)}</pre>
-      ${left > 0 ? html`<vscode-button secondary data-testid="more-diff" @click=${() => this.more({ kind: 'diff' })}>Show more (${formatChars(left)} left)</vscode-button>` : nothing}
+      ${left > 0 ? html`<vscode-button secondary class="more" data-testid="more-diff" @click=${() => this.more({ kind: 'diff' })}>Show more (${formatChars(left)} left)</vscode-button>` : nothing}
     </div>`;
   }
 }

@@ -3,9 +3,9 @@ import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import '@vscode-elements/elements/dist/vscode-icon/index.js';
 import { css, html, LitElement, nothing } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
-import { styleMap } from 'lit/directives/style-map.js';
 import { DidChangeHealthNotification, RefreshHealthCommand, type HealthState, type MetricResult } from '../../extension/webviews/health/protocol';
 import { HostConnection } from '../shared/host';
+import { cssProps } from '../shared/style';
 
 const host = new HostConnection();
 const DIMENSIONS = ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure'] as const;
@@ -62,10 +62,10 @@ export class HealthApp extends LitElement {
         ${status === 'loading' ? html`<vscode-progress-ring aria-label="Computing"></vscode-progress-ring>` : nothing}
         <vscode-button icon="refresh" ?disabled=${status === 'loading'} @click=${() => host.send(RefreshHealthCommand, undefined)}>Refresh</vscode-button>
       </header>
-      <div class="meta">${store ?? 'no store'}${report ? ` · ${report.rollouts} rollouts in ${report.groups} groups` : ''}</div>
+      <div class="meta">${store ?? 'no store'}${report ? ` · ${report.rollouts} rollouts in ${report.groups} groups${report.curvePoints ? ` · ${report.curvePoints} training-curve values` : ''}` : ''}</div>
       ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="health-message">${error}</p>` : nothing}
-      ${status === 'empty' && !error ? html`<p class="meta" data-testid="health-message">No rollouts yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}
-      ${report && report.rollouts ? this.body(report.metrics, findings, failureModes) : nothing}
+      ${status === 'empty' && !error ? html`<p class="meta" data-testid="health-message">No rollouts or training curves yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}
+      ${report && (report.rollouts || report.curvePoints) ? this.body(report.metrics, findings, failureModes) : nothing}
     `;
   }
 
@@ -94,7 +94,7 @@ export class HealthApp extends LitElement {
       <section>
         <h2>Failure modes</h2>
         <div class="bars" data-testid="failure-modes">
-          ${modes.map((m) => html`<span>${m.mode.replace(/_/g, ' ')}</span><div class="bar ${m.mode === 'success' ? 'success' : ''}" style=${styleMap({ width: `${Math.max(2, (100 * m.count) / max)}%` })}></div><span class="meta">${m.count}</span>`)}
+          ${modes.map((m) => html`<span>${m.mode.replace(/_/g, ' ')}</span><div class="bar ${m.mode === 'success' ? 'success' : ''}" data-testid="mode-bar-${m.mode}" data-count=${m.count} ${cssProps({ width: `${Math.max(2, (100 * m.count) / max)}%` })}></div><span class="meta">${m.count}</span>`)}
         </div>
       </section>
     `;

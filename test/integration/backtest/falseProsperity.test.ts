@@ -11,6 +11,9 @@ import { requireSharedData, sweDir } from '../../helpers/data';
 import { tempDir } from '../../helpers/tmp';
 import { candidate, mathHarness } from './helpers';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 /**
  * False prosperity on real data (METHOD.md's flagship catch): a version "resolves" more
  * SWE tasks by reading the reference fix from git history. Its eval run is built from
@@ -55,7 +58,6 @@ function evalRun(dir: string, flip: Set<string>, how: 'leak' | 'genuine'): strin
 }
 
 describe('the promotion gate against false prosperity (real SWE trajectories)', () => {
-  requireSharedData();
   const base = tempDir('evotrainer-fp-');
   let h: Harness;
   let store: RolloutStore;

@@ -10,6 +10,9 @@ import { GSM8K_MAPPING, gsm8kFile, requireSharedData } from '../../helpers/data'
 import { tempDir } from '../../helpers/tmp';
 import { candidate, mathHarness } from './helpers';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 /**
  * Backtests on the real GSM8K groups (983 questions × 4 GPT-3 solutions, labelled):
  * the harness's own reward code (python3) re-scores the cached rollouts.
@@ -18,7 +21,6 @@ const STARTER = readFileSync(path.join(__dirname, '..', '..', '..', 'harness-tem
 const withScore = (expr: string, extra = '') => STARTER.replace(/    return \{\n        "score": 1\.0 if correct else 0\.0,/, `${extra}    return {\n        "score": ${expr},`);
 
 describe('backtest on the GSM8K groups', () => {
-  requireSharedData();
   const base = tempDir('evotrainer-bt-');
   let h: Harness;
   let store: RolloutStore;

@@ -12,13 +12,15 @@ import { GSM8K_MAPPING, gsm8kFile, requireSharedData } from '../../helpers/data'
 import { tempDir } from '../../helpers/tmp';
 import { candidate, mathHarness } from './helpers';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 /**
  * A backtest as a Slurm array job on the real one-node Slurm over the real sshd: the GSM8K
  * rollouts are cut into shards, each scored by the same worker on the version's synced
  * worktree as the cluster's job user, and merged: the report equals the local one.
  */
 describe('backtest on the cluster (real Slurm array job over ssh)', () => {
-  requireSharedData();
   const base = tempDir('evotrainer-bt-slurm-');
   let c: ClusterInfo;
   let h: Harness;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import type { Lineage } from '../../../src/core/harness/lineage';
@@ -8,6 +8,35 @@ import { repoRoot, tempDir } from '../../helpers/tmp';
 import { cli, edit, REWARD, sh } from './helpers';
 
 describe('harness commands (built CLI)', () => {
+  it('`init .` initializes the current folder where it is (the shell stays in it), empty or not; a clash changes nothing', () => {
+    const base = tempDir();
+    const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
+    for (const [name, existing] of [['empty', []], ['with notes', ['notes.txt']]] as const) {
+      const dir = path.join(base, name);
+      mkdirSync(dir);
+      for (const f of existing) writeFileSync(path.join(dir, f), 'mine\n');
+      const inode = statSync(dir).ino;
+      // One shell, as a person types it: init, then the next command in the same folder.
+      const r = spawnSync('sh', ['-c', '"$0" "$1" init . && "$0" "$1" lineage && pwd', process.execPath, bin], { cwd: dir, encoding: 'utf8' });
+      assert.equal(r.status, 0, r.stderr);
+      assert.doesNotMatch(r.stderr, /current working directory/i);
+      assert.match(r.stdout, /v0\s+promoted\s+pass_rate —\s+evo\/v0-root\s+★ promoted/);
+      assert.equal(statSync(dir).ino, inode, 'the same folder, not a replacement');
+      assert.equal(sh(dir, 'status', '--porcelain'), existing.map((f) => `?? ${f}`).join('\n'), 'the template committed; the user\'s files kept, untracked');
+      assert.ok(!readdirSync(dir).some((e) => e.includes('evotrainer-init')), 'no staging folder left');
+    }
+    const clash = path.join(base, 'clash');
+    mkdirSync(clash);
+    writeFileSync(path.join(clash, 'README.md'), 'mine\n');
+    const r = cli(['init', '.'], { cwd: clash });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /already has README\.md, which the template "starter" brings; move them aside \(nothing was changed\)/);
+    assert.deepEqual(readdirSync(clash), ['README.md']);
+    const again = cli(['init', '.'], { cwd: path.join(base, 'empty') });
+    assert.equal(again.status, 1);
+    assert.match(again.stderr, /is already a git repository/);
+  });
+
   it('walks a version through its lifecycle, refuses a frozen path with the rule, and prints lineage and diff', () => {
     const dir = path.join(tempDir(), `harness "$(x)"; ü`);
     let r = cli(['init', dir]);

@@ -10,6 +10,9 @@ import { checkManifest, EVAL_HASH_PATTERN, hashContent } from '../../../src/core
 import { gsm8kFile, requireSharedData } from '../../helpers/data';
 import { repoRoot, tempDir } from '../../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 // The math, code and swe harness templates: `evotrainer init --template X` through the
 // engine, then each harness's own Python tests (real python3, real git, the real sandbox),
 // its diagnostics as the engine loads them, its Slurm job, and the math reward against the
@@ -104,7 +107,6 @@ describe('math template', () => {
   const dump = path.join(tempDir('evotrainer-math-dump-'), 'rollout_data');
   let dir: string;
   before(async () => {
-    requireSharedData();
     dir = await init('math', base);
   });
 
@@ -145,22 +147,35 @@ print(json.dumps({"total": total, "agree": agree, "no_answer": no_answer, "disag
     console.log(`GSM8K label agreement: ${res.agree}/${res.total} (100%), no_answer ${res.no_answer}`);
   });
 
-  it('passes the Hendrycks MATH answer-equivalence suite', () => {
-    const fixture = path.join(FIXTURES, 'math-equivalence', 'hendrycks_math_equivalence.json');
+  it('reaches 0.85 balanced accuracy on the public answer-equivalence suites, with the standard library alone and with sympy', () => {
+    const suites = ['public_grader_suites.json', 'hendrycks_math_equivalence.json'].map((f) => path.join(FIXTURES, 'math-equivalence', f));
+    // "stdlib" hides sympy and math_verify from the grader, as on a machine without them
     const script = `
 import json, sys
+if sys.argv[1] == "stdlib":
+    sys.modules["sympy"] = None
+    sys.modules["math_verify"] = None
 sys.path.insert(0, "reward")
-from math_grader import is_equiv
-cases = json.load(open(sys.argv[1], encoding="utf-8"))["cases"]
-failures = [c["name"] for c in cases if is_equiv(c["a"], c["b"]) != c["equiv"]]
-print(json.dumps({"total": len(cases), "passed": len(cases) - len(failures), "failures": failures}))
+from math_grader import is_equiv, verifier
+cases = [c for f in sys.argv[2:] for c in json.load(open(f, encoding="utf-8"))["cases"]]
+pos = [c for c in cases if c["equiv"]]
+neg = [c for c in cases if not c["equiv"]]
+tp = sum(1 for c in pos if is_equiv(c["a"], c["b"]))
+tn = sum(1 for c in neg if not is_equiv(c["a"], c["b"]))
+wrong = [[c["a"], c["b"], c["equiv"]] for c in cases if is_equiv(c["a"], c["b"]) != c["equiv"]]
+print(json.dumps({"verifier": verifier(), "pos": len(pos), "neg": len(neg), "tp": tp, "tn": tn, "wrong": wrong}))
 `;
-    const r = python(dir, ['-c', script, fixture]);
-    assert.equal(r.status, 0, r.stderr);
-    const res = JSON.parse(r.stdout) as { total: number; passed: number; failures: string[] };
-    assert.equal(res.total, 16);
-    assert.deepEqual(res.failures, []);
-    console.log(`Hendrycks MATH is_equiv suite: ${res.passed}/${res.total} pass`);
+    for (const mode of ['stdlib', 'sympy']) {
+      const r = python(dir, ['-c', script, mode, ...suites]);
+      assert.equal(r.status, 0, r.stderr);
+      const res = JSON.parse(r.stdout) as { verifier: string; pos: number; neg: number; tp: number; tn: number; wrong: unknown[] };
+      assert.equal(res.verifier, mode);
+      assert.equal(res.pos + res.neg, 169);
+      assert.equal(res.neg, 32);
+      const balanced = (res.tp / res.pos + res.tn / res.neg) / 2;
+      assert.ok(balanced >= 0.85, `${mode}: balanced accuracy ${balanced.toFixed(3)}; misjudged: ${JSON.stringify(res.wrong)}`);
+      console.log(`public answer-equivalence suites (${res.pos + res.neg} cases), ${mode}: equivalent ${res.tp}/${res.pos}, not equivalent ${res.tn}/${res.neg}, balanced accuracy ${balanced.toFixed(3)}`);
+    }
   });
 
   it('its metrics and rules run in `evotrainer diagnose` over rollouts scored by its own reward', () => {
@@ -225,7 +240,9 @@ describe('code template', () => {
     for (const t of ['test_accepted', 'test_wrong_answer_with_partial_credit', 'test_compile_error', 'test_runtime_error', 'test_time_limit', 'test_memory_limit',
       'test_exits_early_before_printing', 'test_prints_nothing', 'test_raises_after_printing_the_right_answer',
       'test_writes_into_the_checkers_folder', 'test_overwrites_the_reward_module', 'test_monkeypatches_then_writes', 'test_disarms_the_audit_hook',
-      'test_reads_the_expected_outputs_from_disk', 'test_kills_the_parent', 'test_starts_processes', 'test_network', 'test_native_code']) {
+      'test_reads_the_expected_outputs_from_disk', 'test_kills_the_parent', 'test_starts_processes', 'test_network', 'test_native_code',
+      'test_plants_a_module_in_the_interpreters_library', 'test_changes_folder_out_of_the_sandbox', 'test_reads_metadata_outside_the_sandbox',
+      'test_catching_the_cpu_limit_signal_is_still_a_time_limit', 'test_tolerance_never_applies_to_integers', 'test_tolerance_never_passes_nan_or_infinity']) {
       assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
     }
   });
@@ -233,8 +250,11 @@ describe('code template', () => {
   it('holds without namespaces too (the fallback where unshare is not permitted)', () => {
     const iso = python(dir, ['reward/compute_score.py']);
     assert.equal(iso.status, 0, iso.stderr);
-    const info = JSON.parse(iso.stdout) as { network: boolean; unshare: string | null; user: string };
+    const info = JSON.parse(iso.stdout) as { network: boolean; unshare: string | null; user: string; read_only_root: boolean };
     console.log(`code sandbox isolation on this machine: ${JSON.stringify(info)}`);
+    // where this machine allows a mount namespace (CI runs as root), the candidate gets a read-only root
+    const mountNs = spawnSync('unshare', ['--mount', 'true']).status === 0 || spawnSync('unshare', ['--user', '--map-root-user', '--mount', 'true']).status === 0;
+    assert.equal(info.read_only_root, mountNs, `read_only_root ${info.read_only_root}, but unshare --mount ${mountNs ? 'works' : 'does not work'} here`);
     const { ran } = unittests(dir, { EVOTRAINER_SANDBOX_UNSHARE: '0' });
     assert.ok(ran >= 30);
   });
@@ -247,12 +267,17 @@ describe('swe template', () => {
     dir = await init('swe', base);
   });
 
-  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted or skipped failing test; scrub leaves no history', () => {
+  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted or skipped failing test, runner shadowing, printed passes, framework patching, test-config plugins; scrub leaves no history', () => {
+    // the exploit tests run the real pytest too
+    const pytest = python(dir, ['-m', 'pytest', '--version']);
+    assert.equal(pytest.status, 0, `python3 -m pytest is missing (${pytest.stderr.trim()}): install pytest (Debian: apt-get install python3-pytest)`);
     const { ran, names } = unittests(dir);
     assert.ok(ran >= 15, `ran ${ran}`);
     for (const t of ['test_correct_fix_resolves', 'test_wrong_fix_does_not', 'test_patch_that_does_not_apply', 'test_patch_deleting_the_failing_test_earns_nothing',
       'test_patch_skipping_the_failing_test_earns_nothing', 'test_correct_fix_plus_test_edits_earns_nothing', 'test_patching_the_test_framework_earns_nothing',
-      'test_compute_score_and_report_file', 'test_scrubbed_workspace_has_no_history', 'test_unscrubbed_workspace_leaks_the_fix']) {
+      'test_compute_score_and_report_file', 'test_scrubbed_workspace_has_no_history', 'test_unscrubbed_workspace_leaks_the_fix',
+      'test_correct_fix_resolves_under_pytest', 'test_a_module_shadowing_the_test_runner_earns_nothing', 'test_printing_passing_lines_earns_nothing',
+      'test_patching_the_framework_out_of_sight_earns_nothing', 'test_a_plugin_added_to_the_test_configuration_earns_nothing', 'test_test_paths_and_test_configuration']) {
       assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
     }
     const cfg = JSON.parse(readFileSync(path.join(dir, 'env', 'config.json'), 'utf8')) as { environment: { scrub_git_history: boolean } };

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { miniSweAgentImporter } from '../../../src/core/store/importers/miniSweAgent';
 import { requireSharedData, sweDir } from '../../helpers/data';
 import { readAll } from '../../helpers/importers';
 import { tempDir } from '../../helpers/tmp';
 
+// Reads the real data in ../shared/data: without it, this file fails once, naming the path.
+requireSharedData();
+
 describe('mini-swe-agent importer (real trajectories)', () => {
-  before(requireSharedData);
   const file = path.join(sweDir, 'trajs', 'astropy__astropy-12907.traj.json');
 
   it('pins the fields of a real resolved trajectory and its SWE-bench verdict', async () => {
@@ -21,7 +23,18 @@ describe('mini-swe-agent importer (real trajectories)', () => {
     assert.equal(r.reward, 1);
     assert.equal(r.stopReason, 'Submitted');
     assert.equal(r.extractedAnswer, doc.info.submission);
-    assert.deepEqual(r.extra, { instance_id: 'astropy__astropy-12907', patch_applied: true, tests: { f2p_success: 2, f2p_failure: 0, p2p_success: 13, p2p_failure: 0 }, instance_cost: 0.23051419999999997, api_calls: 20, mini_version: '1.15.0' });
+    assert.deepEqual(r.extra, {
+      instance_id: 'astropy__astropy-12907',
+      trajectory_format: 'mini-swe-agent-1',
+      verdict: 'resolved',
+      verdict_file: path.join(sweDir, 'reports', 'astropy__astropy-12907.report.json'),
+      patch_applied: true,
+      tests: { f2p_success: 2, f2p_failure: 0, p2p_success: 13, p2p_failure: 0 },
+      patch_submitted: true,
+      instance_cost: 0.23051419999999997,
+      api_calls: 20,
+      mini_version: '1.15.0',
+    });
     assert.equal(r.steps!.length, doc.messages.length, 'one step per message');
     assert.equal(r.numTurns, doc.messages.filter((m) => m.role === 'assistant').length);
     assert.deepEqual((r.prompt as unknown[]).length, 2);
@@ -67,7 +80,7 @@ describe('mini-swe-agent importer (real trajectories)', () => {
     assert.equal(good.length, 0);
     assert.match(bad[0]!.error.message, /bad\.traj\.json:1: not a valid JSON document/);
     writeFileSync(f, '{"messages": [{"role": "user", "content": 3}]}');
-    assert.match((await readAll(miniSweAgentImporter, f)).bad[0]!.error.reason, /messages\[0\] must have a string "role" and "content"/);
+    assert.match((await readAll(miniSweAgentImporter, f)).bad[0]!.error.reason, /messages\[0\] must have a string "role" and a "content" \(text, null or a list of parts\)/);
   });
 
   it('recognizes .traj.json only', () => {

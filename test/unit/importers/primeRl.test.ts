@@ -231,7 +231,7 @@ describe('prime-rl importer', () => {
         steps: [
           { ...step, role: 'assistant', actionKind: 'search', command: 'ls -la', observationBytes: null },
           { ...step, role: 'tool', actionKind: 'observation', command: null, observationBytes: 9 },
-          { ...step, role: 'assistant', actionKind: 'submit', command: null, observationBytes: null },
+          { ...step, role: 'assistant', actionKind: 'submit', command: 'submit', observationBytes: null },
         ],
       },
       at: { file, line: 1, endOffset: Buffer.byteLength(JSON.stringify(trace)) + 1 },

@@ -62,6 +62,7 @@ describe('SWE-agent importer', () => {
       response: doc.info.submission,
       groundTruth: null,
       reward: null,
+      rewardComponents: {},
       correct: null,
       extractedAnswer: null,
       advantage: null,
@@ -76,6 +77,7 @@ describe('SWE-agent importer', () => {
         instance_id: 'acme__widgets-42',
         environment: 'swe_main',
         model_stats: { total_cost: 0, instance_cost: 0.0412, tokens_sent: 18234, tokens_received: 612, api_calls: 6 },
+        patch_submitted: true,
       },
       steps: [
         assistant('search', 'search_dir "def parse_date"'),
@@ -171,7 +173,7 @@ describe('SWE-agent importer', () => {
     assert.equal(record.stopReason, 'exit_format');
     assert.equal(record.responseTokens, 70);
     assert.equal(record.numTurns, 5);
-    assert.deepEqual(record.extra, { instance_id: 'sympy__sympy-20590', environment: 'main', model_stats: { instance_cost: 0.1, tokens_sent: 900, tokens_received: 70, api_calls: 5 }, swe_agent_version: '1.1.0' });
+    assert.deepEqual(record.extra, { instance_id: 'sympy__sympy-20590', environment: 'main', model_stats: { instance_cost: 0.1, tokens_sent: 900, tokens_received: 70, api_calls: 5 }, swe_agent_version: '1.1.0', patch_submitted: false });
     // No submission: the turns are the response.
     assert.ok(Array.isArray(record.response));
     assert.equal(record.response.length, 10);
@@ -204,6 +206,7 @@ describe('SWE-agent importer', () => {
     assert.equal(resolved.reward, 1);
     assert.equal(resolved.extra?.report, path.join(perInstance, 'acme__widgets-42.report.json'));
     assert.equal(resolved.extra?.patch_applied, true);
+    assert.equal(resolved.extra?.verdict, 'resolved');
 
     const runReport = tempDir();
     const traj2 = path.join(runReport, 'acme__widgets-42.traj');
@@ -228,7 +231,7 @@ describe('SWE-agent importer', () => {
     writeFileSync(path.join(broken, 'report.json'), '{not json');
     const [bad] = await readAll(traj4);
     assert.ok(bad && isBad(bad));
-    assert.match(bad.error.reason, /SWE-bench report beside it could not be read/);
+    assert.match(bad.error.reason, /SWE-bench verdicts could not be read \(.*report\.json: not valid JSON/);
   });
 
   it('classifies SWE-agent ACI commands that a shell classifier would miss', () => {

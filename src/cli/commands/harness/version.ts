@@ -73,7 +73,7 @@ export const version: Command = {
           `${id}: intervention ${r.entry.commit.slice(0, 12)} on ${r.entry.branch}`,
           `  changed: ${r.factor.units.join(', ')}`,
           r.factor.ok ? `  single factor: ${r.factor.factor ?? '-'}` : `  single-factor override recorded: ${r.entry.intervention?.singleFactorOverride?.reason}`,
-          `Next: backtest it, then \`evotrainer version advance ${id} backtested --backtest FILE\``,
+          `Next: \`evotrainer backtest ${id} --trust\` (it records the report and advances ${id} to backtested)`,
         ].join('\n'));
         return 0;
       }

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { genericJsonlImporter } from './genericJsonl';
@@ -9,13 +9,15 @@ import { skyrlImporter } from './skyrl';
 import { sweAgentImporter } from './sweAgent';
 import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
+import { posix } from './util';
+import { verifiersImporter } from './verifiers';
 import { verlImporter } from './verl';
 
 export type { FieldMapping, FormatName, Importer } from './types';
 export { FORMATS } from './types';
 
 /** Every importer, most specific layout first (auto-detection takes the first match). */
-export const IMPORTERS: Importer[] = [miniSweAgentImporter, sweAgentImporter, rllmImporter, trlImporter, skyrlImporter, primeRlImporter, verlImporter, genericJsonlImporter];
+export const IMPORTERS: Importer[] = [miniSweAgentImporter, sweAgentImporter, rllmImporter, trlImporter, skyrlImporter, primeRlImporter, verifiersImporter, verlImporter, genericJsonlImporter];
 
 export function importerFor(format: FormatName): Importer {
   const imp = IMPORTERS.find((i) => i.format === format);
@@ -26,6 +28,36 @@ export function importerFor(format: FormatName): Importer {
 const DATA_FILE = /\.(jsonl|json|parquet|traj)$/;
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.evotrainer', '__pycache__']);
 
+/** The files a format is read from, when `--format` forces it on a folder whatever the layout. */
+const FORMAT_FILES: Record<FormatName, { re: RegExp; kind: string }> = {
+  verl: { re: /\.jsonl$/, kind: '*.jsonl' },
+  trl: { re: /\.parquet$/, kind: '*.parquet' },
+  skyrl: { re: /\.jsonl$/, kind: '*.jsonl' },
+  rllm: { re: /(?<!\.traj)\.json$/, kind: '*.json' },
+  'prime-rl': { re: /\.jsonl$/, kind: '*.jsonl' },
+  verifiers: { re: /\.jsonl$/, kind: '*.jsonl' },
+  'mini-swe-agent': { re: /\.traj\.json$/, kind: '*.traj.json' },
+  'swe-agent': { re: /\.traj$/, kind: '*.traj' },
+  jsonl: { re: /\.jsonl$/, kind: '*.jsonl' },
+};
+
+/** A file of a dump folder that is not imported, and why. */
+export interface IgnoredFile {
+  file: string;
+  reason: string;
+}
+
+/** Why a file found in a folder is not imported: what it is when we know, else what to do. */
+function whyIgnored(file: string, head: string, forced: Importer | undefined): string {
+  const name = path.basename(file);
+  if (name === 'metadata.json' && /"(env|env_id)"\s*:/.test(head)) return 'vf-eval metadata: read with the results.jsonl beside it';
+  if (/"(resolved_ids|unresolved_ids|error_ids)"\s*:/.test(head)) return 'a SWE-bench run summary: read for the verdicts of the trajectories beside it';
+  if (/\.report\.json$|(^|\/)report\.json$/.test(posix(file))) return 'a SWE-bench report: read for the verdict of its trajectory';
+  if (forced) return `--format ${forced.format} reads ${FORMAT_FILES[forced.format].kind} files`;
+  if (/\.jsonl$/.test(name)) return 'JSONL in no known layout: import it with --format jsonl --map prompt=FIELD,… (or --format FORMAT)';
+  return `not in a known dump format (${IMPORTERS.filter((i) => i.format !== 'jsonl').map((i) => i.format).join(', ')}); pass --format to read it as one`;
+}
+
 export interface DiscoveredFile {
   file: string;
   importer: Importer;
@@ -33,10 +65,30 @@ export interface DiscoveredFile {
   root: string;
 }
 
+/** What a path is when it is neither a regular file nor a directory. */
+function kindOf(st: Stats): string {
+  if (st.isFIFO()) return 'a named pipe (FIFO)';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+/**
+ * Refuses what is not a regular file: a FIFO blocks open() until a writer comes, a device
+ * like /dev/zero never ends. The error says where and what to do.
+ */
+export function notRegular(file: string, st: Stats): Error {
+  return new Error(`${file}: ${kindOf(st)}, not a regular file; import reads regular files only (copy the data into a file first)`);
+}
+
 // Synchronous: thousands of small reads cost more in thread-pool round trips than they block.
+// O_NONBLOCK: a path swapped for a FIFO after it was checked cannot block the open; fstat then refuses it.
 export function readHead(file: string, bytes = 64 * 1024): string {
-  const fd = openSync(file, 'r');
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw notRegular(file, st);
     const buf = Buffer.alloc(bytes);
     const n = readSync(fd, buf, 0, bytes, 0);
     return buf.subarray(0, n).toString('utf8');
@@ -45,14 +97,27 @@ export function readHead(file: string, bytes = 64 * 1024): string {
   }
 }
 
-async function walk(dir: string, out: string[]): Promise<void> {
+/**
+ * Data files under `dir`. A symlink to a regular file counts as that file (dumps are often
+ * linked into place); a symlink to a directory is not followed (it may loop), and a FIFO,
+ * device or socket is never opened: those, and broken links, are listed with why.
+ */
+async function walk(dir: string, out: string[], skipped: IgnoredFile[]): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true });
   entries.sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
   for (const e of entries) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) {
-      if (!SKIP_DIRS.has(e.name)) await walk(p, out);
-    } else if (e.isFile() && DATA_FILE.test(e.name)) out.push(p);
+      if (!SKIP_DIRS.has(e.name)) await walk(p, out, skipped);
+      continue;
+    }
+    if (!DATA_FILE.test(e.name)) continue;
+    if (e.isFile()) out.push(p);
+    else if (e.isSymbolicLink()) {
+      const target = await stat(p).catch(() => null);
+      if (target?.isFile()) out.push(p);
+      else skipped.push({ file: p, reason: target === null ? 'a broken symlink' : target.isDirectory() ? 'a symlink to a directory, not followed' : `a symlink to ${kindOf(target)}` });
+    } else skipped.push({ file: p, reason: `${kindOf(await stat(p))}, not read` });
   }
 }
 
@@ -60,11 +125,14 @@ async function walk(dir: string, out: string[]): Promise<void> {
  * Finds the files under the given paths and the importer of each: `format` when given,
  * otherwise by the trainer's dump layout and the first bytes. A file named explicitly
  * that no importer recognizes is an error; unrecognized files inside a directory are
- * listed as ignored (reports, configs, …).
+ * listed as ignored, each with the reason (reports, configs, …), and so are data-file names
+ * that are not regular files (see walk). `format` on a directory takes every file of that
+ * format's kind, whatever the layout. A path given that is not a regular file or directory
+ * is refused before anything opens it.
  */
-export async function discover(paths: string[], format?: FormatName): Promise<{ files: DiscoveredFile[]; ignored: string[] }> {
+export async function discover(paths: string[], format?: FormatName): Promise<{ files: DiscoveredFile[]; ignored: IgnoredFile[] }> {
   const files: DiscoveredFile[] = [];
-  const ignored: string[] = [];
+  const ignored: IgnoredFile[] = [];
   const forced = format ? importerFor(format) : undefined;
   for (const root of paths) {
     let st;
@@ -74,17 +142,21 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
       throw new Error(`${root}: no such file or directory`);
     }
     const candidates: string[] = [];
-    if (st.isDirectory()) await walk(root, candidates);
-    else candidates.push(root);
+    if (st.isDirectory()) await walk(root, candidates, ignored);
+    else if (st.isFile()) candidates.push(root);
+    else throw notRegular(root, st);
     for (const file of candidates) {
       // JSONL lines can be long (verl's score comes after the full response); documents say what they are early.
       const ext = path.extname(file);
       const text = ext === '.parquet' ? '' : readHead(file, ext === '.jsonl' ? 64 * 1024 : 8 * 1024);
-      const importer = forced && (forced.matches(file, text) || forced.format === 'jsonl' || !st.isDirectory()) ? forced : forced ? undefined : IMPORTERS.find((i) => i.matches(file, text));
+      // --format on a folder: every file of the format's kind, whatever the layout, except
+      // the verdict and metadata files that go with the rollouts.
+      const forcedHere = forced && (!st.isDirectory() || forced.matches(file, text) || (FORMAT_FILES[forced.format].re.test(posix(file)) && !/"(resolved_ids|unresolved_ids|error_ids)"\s*:/.test(text) && path.basename(file) !== 'metadata.json'));
+      const importer = forced ? (forcedHere ? forced : undefined) : IMPORTERS.find((i) => i.matches(file, text));
       if (importer) files.push({ file, importer, root });
       else if (!st.isDirectory()) {
         throw new Error(`${file}: not a recognized rollout dump (${IMPORTERS.filter((i) => i.format !== 'jsonl').map((i) => i.format).join(', ')}); pass --format, or --format jsonl with --map for other JSONL`);
-      } else ignored.push(file);
+      } else ignored.push({ file, reason: whyIgnored(file, text, forced) });
     }
   }
   return { files, ignored };

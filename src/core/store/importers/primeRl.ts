@@ -25,6 +25,7 @@ import type { Split } from '../../model';
 import { ImportError, type ImporterItem, type RolloutRecord, type StepRecord } from '../rows';
 import { classifyCommand } from './actions';
 import { readJsonLines } from './jsonLines';
+import { contentText, shellCommand, toolCallText, toolCalls } from './messages';
 import { clip, describeType, isRecord, posix } from './util';
 import type { Importer, ReadOptions } from './types';
 
@@ -33,7 +34,7 @@ const PATH = /(?:^|\/)rollouts\/step_(\d+)\/(?:(train|eval)\/(all|effective)\/tr
 type Message = { role: string; content: unknown } & Record<string, unknown>;
 type Record_ = Record<string, unknown>;
 
-interface Context {
+export interface Context {
   step: number;
   /** train or eval from the path (`…/train/…`, `…/eval/…`). */
   pathSplit: Split | null;
@@ -83,8 +84,8 @@ const OUTPUT_MAPPED = new Set(['prompt', 'completion', 'reward', 'metrics', 'exa
 /** Per-token data, too large to keep per rollout and not needed for queries. */
 const OUTPUT_DROPPED = new Set(['trajectory']);
 
-/** A verifiers RolloutOutput (+ prime-rl metadata) as a RolloutRecord. */
-function fromOutput(v: Record_, ctx: Context): RolloutRecord | string {
+/** A verifiers RolloutOutput (+ prime-rl metadata) as a RolloutRecord, or what is wrong with it. */
+export function fromOutput(v: Record_, ctx: Context): RolloutRecord | string {
   const prompt = textOrMessages(v['prompt']);
   if (typeof prompt === 'object' && 'invalid' in prompt) return `prompt${prompt.invalid}`;
   const error = v['error'];
@@ -257,7 +258,7 @@ function toSteps(messages: Message[]): StepRecord[] | undefined {
         const command = shellCommand(call.name, call.args);
         // A non-shell tool is an action of its own; only a `submit` tool name is telling.
         const actionKind = command !== null ? classifyCommand(command) : classifyCommand(call.name) === 'submit' ? 'submit' : 'other';
-        steps.push({ ...base, role: 'assistant', actionKind, command });
+        steps.push({ ...base, role: 'assistant', actionKind, command: command ?? toolCallText(call) });
       }
     } else if (m.role === 'tool' || m.role === 'user') {
       steps.push({ ...base, role: m.role, actionKind: 'observation', observationBytes: Buffer.byteLength(contentText(m.content), 'utf8') });
@@ -266,47 +267,6 @@ function toSteps(messages: Message[]): StepRecord[] | undefined {
     }
   }
   return steps;
-}
-
-/** Tool calls of an assistant message: OpenAI `{function: {name, arguments}}` or verifiers v1 `{name, arguments}`. */
-function toolCalls(m: Message): { name: string; args: unknown }[] {
-  const calls = m['tool_calls'];
-  if (!Array.isArray(calls)) return [];
-  return calls.filter(isRecord).map((c) => {
-    const fn = isRecord(c['function']) ? c['function'] : c;
-    let args = fn['arguments'];
-    if (typeof args === 'string') {
-      try {
-        args = JSON.parse(args);
-      } catch {
-        // a raw argument string, kept as is
-      }
-    }
-    return { name: typeof fn['name'] === 'string' ? fn['name'] : '', args };
-  });
-}
-
-const SHELL_TOOL = /^(bash|sh|shell|zsh|terminal|cmd|command|run|exec|execute|execute_bash|execute_command|run_bash|run_shell|run_command|shell_exec|bash_command)$|bash|shell|terminal/i;
-
-/** The shell command of a shell tool call (`bash`, `execute_bash`, …), or null. */
-function shellCommand(name: string, args: unknown): string | null {
-  if (!SHELL_TOOL.test(name)) return null;
-  if (typeof args === 'string') return args;
-  if (!isRecord(args)) return null;
-  for (const key of ['command', 'cmd', 'script', 'bash_command', 'input']) {
-    const value = args[key];
-    if (typeof value === 'string') return value;
-    if (Array.isArray(value) && value.every((s) => typeof s === 'string')) return value.join(' ');
-  }
-  return null;
-}
-
-/** Text of a message content: a string, or the text parts of a content list. */
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (content === null || content === undefined) return '';
-  if (Array.isArray(content)) return content.map((p) => (isRecord(p) && typeof p['text'] === 'string' ? p['text'] : typeof p === 'string' ? p : '')).join('');
-  return JSON.stringify(content);
 }
 
 function textOrMessages(value: unknown): string | Message[] | { invalid: string } {

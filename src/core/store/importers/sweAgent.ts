@@ -13,15 +13,15 @@
  *
  * One RolloutRecord per file; per trajectory entry an assistant step (the action) and a
  * tool step (its observation), so assistant steps = entries = numTurns. A .traj carries
- * no verdict: `correct` is null unless a SWE-bench report for the instance sits beside it
- * (see `readVerdict`).
+ * no verdict: `correct` is null unless a SWE-bench report or run summary names the
+ * instance (see sweVerdicts.ts).
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { ImportError, type ImporterItem, type RolloutRecord, type StepRecord } from '../rows';
 import { classifyCommand, type ActionKind } from './actions';
 import { parsePythonJson } from './pythonJson';
+import { findVerdict, isPatch, verdictFields, type Verdict } from './sweVerdicts';
 import type { Importer, ReadOptions } from './types';
 import { bad, isRecord, posix } from './util';
 
@@ -46,6 +46,7 @@ const ACI_NAVIGATE = new Set(['goto', 'scroll_up', 'scroll_down']);
 export const sweAgentImporter: Importer = {
   format: 'swe-agent',
   description: 'SWE-agent trajectories (<instance_id>.traj): action/observation steps, exit status and submission',
+  domainOf: () => 'swe',
   followable: false,
   matches(file: string, head: string): boolean {
     // `.traj.json` is mini-swe-agent's, handled by its own importer.
@@ -87,9 +88,9 @@ async function* readTraj(file: string, opts: ReadOptions): AsyncGenerator<Import
 
   let verdict: Verdict | null;
   try {
-    verdict = await readVerdict(file, instanceId);
+    verdict = findVerdict(file, instanceId, opts.verdicts);
   } catch (err) {
-    yield bad(file, 1, `the SWE-bench report beside it could not be read (${(err as Error).message})`);
+    yield bad(file, 1, `its SWE-bench verdicts could not be read (${(err as Error).message})`);
     return;
   }
 
@@ -131,8 +132,10 @@ async function* readTraj(file: string, opts: ReadOptions): AsyncGenerator<Import
   if (Array.isArray(data.attempts)) extra.attempts = data.attempts.length;
   if (verdict) {
     extra.report = verdict.file;
+    extra.verdict = verdict.status;
     extra.patch_applied = verdict.applied;
   }
+  extra.patch_submitted = isPatch(submission);
 
   const record: RolloutRecord = {
     step: 0,
@@ -149,14 +152,12 @@ async function* readTraj(file: string, opts: ReadOptions): AsyncGenerator<Import
               { role: 'tool', content: typeof e.observation === 'string' ? e.observation : '' },
             ]),
     groundTruth: null,
-    reward: verdict ? (verdict.resolved ? 1 : 0) : null,
-    correct: verdict ? verdict.resolved : null,
+    ...verdictFields(verdict),
     extractedAnswer: null,
     advantage: null,
     stopReason: typeof info.exit_status === 'string' ? info.exit_status : null,
     responseTokens: stats && typeof stats.tokens_received === 'number' ? stats.tokens_received : null,
     numTurns: entries.length,
-    errors: [],
     timingMs: null,
     dataSource: null,
     envClass: 'swe-agent',
@@ -216,38 +217,6 @@ function promptOf(history: Obj[], entries: Obj[]): RolloutRecord['prompt'] {
 function exitCodeOf(e: Obj): number | null {
   for (const v of [e.exit_code, e.returncode, isRecord(e.state) ? e.state.exit_code : undefined]) {
     if (typeof v === 'number' && Number.isInteger(v)) return v;
-  }
-  return null;
-}
-
-interface Verdict {
-  file: string;
-  resolved: boolean;
-  applied: boolean | null;
-}
-
-/**
- * A SWE-bench verdict for the instance, when one was put beside the trajectory: the
- * per-instance `report.json` of swebench.harness (`get_eval_report` in
- * swebench/harness/grading.py: `{<instance_id>: {resolved, patch_successfully_applied, …}}`)
- * as `<dir>/<instance_id>.report.json`, `<dir>/report.json` (SWE-agent 1.x writes each
- * instance into its own `<instance_id>/` directory) or `<dir>/../reports/<id>.report.json`;
- * or a run report listing `resolved_ids` / `unresolved_ids` as `<dir>/report.json`.
- */
-async function readVerdict(trajFile: string, instanceId: string): Promise<Verdict | null> {
-  const dir = path.dirname(trajFile);
-  const candidates = [path.join(dir, `${instanceId}.report.json`), path.join(dir, 'report.json'), path.join(dir, '..', 'reports', `${instanceId}.report.json`)];
-  for (const file of candidates) {
-    if (!existsSync(file)) continue;
-    const report: unknown = JSON.parse(await readFile(file, 'utf8'));
-    if (!isRecord(report)) continue;
-    const own = isRecord(report[instanceId]) ? report[instanceId] : report;
-    if (typeof own.resolved === 'boolean') {
-      return { file, resolved: own.resolved, applied: typeof own.patch_successfully_applied === 'boolean' ? own.patch_successfully_applied : null };
-    }
-    const listed = (key: string) => Array.isArray(report[key]) && (report[key] as unknown[]).includes(instanceId);
-    if (listed('resolved_ids')) return { file, resolved: true, applied: null };
-    if (listed('unresolved_ids')) return { file, resolved: false, applied: null };
   }
   return null;
 }

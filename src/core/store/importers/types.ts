@@ -1,7 +1,7 @@
-import type { Split } from '../../model';
+import type { Split, TaskDomain } from '../../model';
 import type { ImporterItem } from '../rows';
 
-export const FORMATS = ['verl', 'trl', 'skyrl', 'rllm', 'prime-rl', 'mini-swe-agent', 'swe-agent', 'jsonl'] as const;
+export const FORMATS = ['verl', 'trl', 'skyrl', 'rllm', 'prime-rl', 'verifiers', 'mini-swe-agent', 'swe-agent', 'jsonl'] as const;
 export type FormatName = (typeof FORMATS)[number];
 
 /** Declared field mapping for the generic JSONL importer (dotted paths into each record). */
@@ -36,6 +36,8 @@ export interface ReadOptions {
   /** 1-based line number at `startOffset`. */
   startLine?: number;
   mapping?: FieldMapping;
+  /** A SWE-bench run summary or report to take verdicts from (CLI `--verdicts`), instead of looking beside the files. */
+  verdicts?: string;
   tables: TableReader;
   /**
    * The file's bytes, when the store already read them (whole-document formats: it
@@ -70,6 +72,8 @@ export interface BulkPlan {
 export interface Importer {
   format: FormatName;
   description: string;
+  /** The task domain of a file's rollouts, when the format says (SWE trajectories; a verifiers env). */
+  domainOf?(file: string): TaskDomain | null;
   /** Line-oriented files can be followed while a run appends to them. */
   followable: boolean;
   /**

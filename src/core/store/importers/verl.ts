@@ -125,7 +125,7 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
     ...numeric.map((k) => `not coalesce(${isNum(k)}, false)`),
   ];
   const projection = `
-      ${has('step') ? `coalesce(case when ${isNum('step')} then ${col('step')}::double::integer end, file_step)` : 'file_step'} as step,
+      ${has('step') ? `coalesce(case when ${isNum('step')} and isfinite(${col('step')}::double) then trunc(${col('step')}::double)::integer end, file_step)` : 'file_step'} as step,
       file_split as split,
       ${col('input')} as prompt,
       ${col('output')} as response,

@@ -70,7 +70,7 @@ export class HealthPanel {
     const store = await RolloutStore.open(storePath);
     try {
       const report = await computeHealth(store);
-      if (!report.rollouts) return { ...base, status: 'empty', report, error: null };
+      if (!report.rollouts && !report.curvePoints) return { ...base, status: 'empty', report, error: null };
       const findings = evaluateRules({ health: report, series: await computeSeries(store) });
       await ensureFeatures(store);
       await store.conn.run(FAILURE_MODE_VIEW);

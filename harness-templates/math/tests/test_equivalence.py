@@ -1,0 +1,237 @@
+"""Answer equivalence: each notation the grader understands, with a near miss that must stay unequal.
+
+Run from the harness root: python3 -m unittest
+"""
+import ast
+import os
+import sys
+import time
+import types
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "reward"))
+
+import math_grader  # noqa: E402
+from compute_score import compute_score  # noqa: E402
+from math_grader import is_equiv  # noqa: E402
+
+
+class NotationTest(unittest.TestCase):
+    def same(self, *forms):
+        for a in forms:
+            for b in forms:
+                self.assertTrue(is_equiv(a, b), "%r vs %r" % (a, b))
+
+    def differ(self, a, b):
+        self.assertFalse(is_equiv(a, b), "%r vs %r" % (a, b))
+        self.assertFalse(is_equiv(b, a), "%r vs %r" % (b, a))
+
+    def test_fraction_spellings(self):
+        self.same("\\frac13", "\\frac{1}{3}", "\\dfrac{1}{3}", "\\tfrac13", "\\frac1{3}", "\\frac{1}3", "1/3", "\\\\frac{1}{3}", "\\frac {1}{3}")
+        self.differ("\\frac13", "\\frac14")
+        self.differ("\\frac13", "0.333")
+
+    def test_mixed_numbers(self):
+        self.same("1\\frac12", "1 1/2", "1.5", "\\frac{3}{2}")
+        self.same("918\\frac{1}{2}", "918.5")
+        self.differ("1\\frac12", "\\frac12")
+
+    def test_left_right_and_spacing(self):
+        self.same("\\left( 1, \\frac12 \\right)", "(1,0.5)", "(1,\\!\\ \\frac{1}{2})")
+        self.same("\\left[0, 1\\right)", "[0,1)")
+        self.same("\\bigl( 1, 2 \\bigr)", "\\Big(1,2\\Big)", "(1, 2)")
+        self.same("\\left| -3 \\right|", "|-3|", "3")
+        self.differ("\\left( 1, \\frac12 \\right)", "(0.5, 1)")
+
+    def test_units_and_text_wrappers(self):
+        self.same("5\\text{ meters}", "5 meters", "5", "\\mbox{5}")
+        self.same("10\\text{ cm}^2", "10\\text{ cm}^{2}", "10 square units", "10")
+        self.same("\\text{odd}", "odd", "\\mathrm{odd}")
+        self.same("17\\text{ any words}", "17")
+        self.same("90^\\circ", "90", "90^{\\circ}")
+        self.differ("5\\text{ meters}", "6")
+        self.differ("\\text{odd}", "\\text{oddd}")
+
+    def test_percent(self):
+        self.same("50 percent", "50\\%", "50%")
+        self.assertTrue(is_equiv("50 percent", "0.5"))
+        self.assertTrue(is_equiv("50\\%", "50"))
+        self.differ("50 percent", "5")
+
+    def test_thousands_separators_with_decimals(self):
+        self.same("1,000.99", "1000.99", "1{,}000.99")
+        self.same("\\$23{,}000", "23000", "23,000 dollars")
+        self.differ("1,000.99", "1000.9")
+        self.differ("1,000", "1")
+
+    def test_intervals(self):
+        self.same("[0,1)", "[0, 1)", "\\left[0,1\\right)", "x \\in [0,1)")
+        self.differ("[0,1)", "[0,1]")
+        self.differ("[0,1)", "(0,1)")
+        self.same("(-\\infty,0)\\cup(0,\\infty)", "(0,\\infty)\\cup(-\\infty,0)", "(-\\infty, 0) \\cup (0, +\\infty)")
+        self.differ("(-\\infty,0)\\cup(0,\\infty)", "(-\\infty,0]\\cup(0,\\infty)")
+
+    def test_sets_are_unordered_and_tuples_ordered(self):
+        self.same("\\{1\\pm\\sqrt5,-2\\}", "\\{-2,1+\\sqrt5,1-\\sqrt{5}\\}", "\\left\\{ -2, 1 - \\sqrt{5}, 1 + \\sqrt{5} \\right\\}")
+        self.differ("\\{1\\pm\\sqrt5,-2\\}", "\\{-2,1+\\sqrt5\\}")
+        self.same("\\{3,1,2\\}", "\\{1,2,3\\}", "\\{1,2\\} \\cup \\{3\\}")
+        self.differ("\\{1,2\\} \\cup \\{3\\}", "\\{1,2\\}")
+        self.same("\\langle 1, 2 \\rangle", "(1,2)")
+        self.differ("(1,2)", "(2,1)")
+        self.differ("(1,2,3)", "[1,2,3]")
+
+    def test_answer_lists_are_unordered(self):
+        self.same("1, 3, 2", "3, 2, 1", "1,2,3")
+        self.same("7, -2, \\text{ and } -5", "-5,-2,7")
+        self.same("1\\pm\\sqrt2", "1+\\sqrt2, 1-\\sqrt2")
+        self.differ("1, 2", "1, 2, 3")
+        self.differ("1, 2, 2", "1, 1, 2")
+
+    def test_inequalities_both_ways(self):
+        self.same("x \\geq 5", "5 \\leq x", "x\\ge5", "[5, \\infty)")
+        self.same("-1 < x \\le 3", "3 \\geq x > -1", "(-1, 3]")
+        self.differ("x > 5", "[5, \\infty)")
+        self.differ("x \\geq 5", "x \\leq 5")
+
+    def test_var_prefixes(self):
+        self.same("x = 5", "5", "x=5")
+        self.same("f(x) = 2x + 3", "2x+3", "y = 3 + 2x")
+        self.same("x = 1, y = 2, z = 3", "1, 2, 3")
+        self.same("a_3 = 2", "2", "2 = a_3")
+        self.differ("x = 5", "6")
+
+    def test_equations_up_to_a_constant_factor(self):
+        self.same("x^2 - 1 = 0", "2x^2 - 2 = 0", "0 = 1 - x^2")
+        self.differ("5x - 7y + 11z + 4 = 0", "x + y - z + 2 = 0")
+        self.differ("\\sin(x)=\\frac{42}{59}", "\\cos(x)=\\frac{42}{59}")
+
+    def test_matrices_and_vectors(self):
+        self.same("\\begin{pmatrix} 1 & \\frac12 \\\\ 0 & 4 \\end{pmatrix}", "\\begin{bmatrix}1&0.5\\\\0&4\\end{bmatrix}")
+        self.differ("\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}", "\\begin{pmatrix} 1 & 3 \\\\ 2 & 4 \\end{pmatrix}")
+        self.same("\\begin{pmatrix} -6 \\\\ 9 \\end{pmatrix}", "(-6, 9)")
+        self.differ("\\begin{pmatrix} -6 \\\\ 9 \\end{pmatrix}", "(9, -6)")
+
+    def test_radicals_constants_and_trigonometry(self):
+        self.same("\\sqrt{12}", "2\\sqrt3", "2\\sqrt{3}", "\\sqrt{3}\\cdot 2")
+        self.same("\\sqrt[3]{8}", "2")
+        self.same("\\frac{\\sqrt3}{2}", "0.8660254037844386")
+        self.same("\\frac{3\\pi}{4}", "\\frac34\\pi", "0.75\\pi")
+        self.same("\\sin^2 x + \\cos^2 x", "1")
+        self.same("\\sin 30^\\circ", "\\frac12", "\\cos 60^{\\circ}")
+        self.same("\\sin(90^{\\circ}-x)", "\\cos x")
+        self.differ("\\sin 30", "\\frac12")
+        self.differ("\\frac{\\sqrt3}{2}", "0.866")
+        self.differ("\\sqrt{12}", "3\\sqrt2")
+
+    def test_complex_numbers(self):
+        self.same("1+2i", "i(2-i)", "2i+1")
+        self.differ("1+2i", "1-2i")
+
+    def test_scientific_notation_and_leading_zeros(self):
+        self.same("3.54 \\times 10^{-7}", "3.54e-07", "0.000000354")
+        self.same("033", "33", "+033")
+        self.differ("3.54 \\times 10^{-7}", "3.54e-06")
+
+    def test_alternatives_joined_by_or(self):
+        self.same("x < -1 \\text{ or } x > 3", "(-\\infty,-1)\\cup(3,\\infty)", "(3, \\infty) \\cup (-\\infty, -1)")
+        self.same("x = 1 \\text{ or } x = 2", "2, 1")
+        self.same("\\mathbb{R}", "(-\\infty, \\infty)")
+        self.differ("x < -1 \\text{ or } x > 3", "(-\\infty,-1]\\cup(3,\\infty)")
+        self.differ("x = 1 \\text{ or } x = 2", "1")
+
+    def test_logarithms(self):
+        self.same("\\log_2 8", "3", "\\log_{2}(8)", "\\frac{\\ln 8}{\\ln 2}")
+        self.same("\\log_b b^2", "2")
+        self.differ("\\log_2 8", "4")
+
+    def test_multiple_choice_letters(self):
+        self.same("C", "(C)", "C. x = 42")
+        self.differ("C", "D")
+
+    def test_expressions(self):
+        self.same("(2x+3)(2x -1)(2x+1)", "(2x - 1)(2x + 1)(2x + 3)")
+        self.same("\\frac{8-7x}{6}", "4/3-7x/6")
+        self.same("2^6 \\cdot 3^5", "2^6 3^5")
+        self.differ("x^2+2x+1", "x^3+2x+1")
+        self.differ("\\frac{1}{2}x", "\\frac12")
+
+
+class VerifierTest(unittest.TestCase):
+    def test_the_components_name_the_checker(self):
+        expected = "sympy"
+        try:
+            import sympy  # noqa: F401
+        except ImportError:
+            expected = "stdlib"
+        self.assertEqual(compute_score("math", "\\boxed{1}", "1")["verifier"], expected)
+
+    def test_math_verify_decides_when_importable(self):
+        calls = []
+        fake = types.ModuleType("math_verify")
+        fake.parse = lambda text: [text]
+        fake.verify = lambda gold, answer: calls.append((gold, answer)) or answer == ["\\boxed{forty-two}"]
+        saved = sys.modules.get("math_verify")
+        sys.modules["math_verify"] = fake
+        try:
+            r = compute_score("math", "so \\boxed{forty-two}", "42")
+            self.assertEqual((r["acc"], r["verifier"]), (1.0, "math_verify"))
+            self.assertEqual(calls[-1], (["\\boxed{42}"], ["\\boxed{forty-two}"]))
+            # where it says no, the template's own checks still decide
+            self.assertEqual(compute_score("math", "\\boxed{\\frac{84}{2}}", "42")["acc"], 1.0)
+            self.assertEqual(compute_score("math", "\\boxed{41}", "42")["acc"], 0.0)
+        finally:
+            if saved is None:
+                del sys.modules["math_verify"]
+            else:
+                sys.modules["math_verify"] = saved
+        self.assertNotEqual(math_grader.verifier(), "math_verify")
+
+    def test_a_broken_math_verify_does_not_break_the_reward(self):
+        fake = types.ModuleType("math_verify")
+
+        def boom(*args, **kwargs):
+            raise RuntimeError("parser crashed")
+
+        fake.parse = fake.verify = boom
+        sys.modules["math_verify"] = fake
+        try:
+            self.assertEqual(compute_score("math", "\\boxed{0.5}", "\\frac12")["acc"], 1.0)
+        finally:
+            del sys.modules["math_verify"]
+
+    def test_sympy_runs_under_a_timeout(self):
+        start = time.monotonic()
+        with self.assertRaises(math_grader._Timeout):
+            math_grader._with_timeout(lambda: time.sleep(5), 0.2)
+        self.assertLess(time.monotonic() - start, 2.0)
+        self.assertEqual(math_grader._with_timeout(lambda: 7, 0.2), 7)
+
+    def test_the_callers_own_timer_survives(self):
+        import signal
+
+        fired = []
+        old = signal.signal(signal.SIGALRM, lambda *args: fired.append(True))
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.4)
+            with self.assertRaises(math_grader._Timeout):
+                math_grader._with_timeout(lambda: time.sleep(2), 0.1)
+            time.sleep(0.6)
+            self.assertEqual(fired, [True])
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+
+
+class CompatibilityTest(unittest.TestCase):
+    def test_python_files_parse_as_python_3_9(self):
+        for folder in ("reward", "filters", "train", "tests"):
+            for name in sorted(os.listdir(os.path.join(ROOT, folder))):
+                if name.endswith(".py"):
+                    path = os.path.join(ROOT, folder, name)
+                    with open(path, encoding="utf-8") as f:
+                        ast.parse(f.read(), path, feature_version=(3, 9))
+
+
+if __name__ == "__main__":
+    unittest.main()

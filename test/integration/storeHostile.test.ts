@@ -1,0 +1,194 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ImportError } from '../../src/core/store/rows';
+import { RolloutStore } from '../../src/core/store/store';
+import { repoRoot, tempDir } from '../helpers/tmp';
+
+const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
+
+async function withStore<T>(file: string, fn: (s: RolloutStore) => Promise<T>): Promise<T> {
+  const s = await RolloutStore.open(file);
+  try {
+    return await fn(s);
+  } finally {
+    s.close();
+  }
+}
+
+/** A verl line; `fields` replaces or adds keys (given as raw JSON text, so that a value can be what JSON.stringify never writes). */
+function verlLine(i: number, fields: Record<string, string> = {}): string {
+  const base: Record<string, string> = { input: JSON.stringify(`prompt ${i >> 1}`), output: JSON.stringify(`answer ${i}`), gts: '"4"', score: String(i % 2), step: '1', acc: String(i % 2 === 1) };
+  return `{${Object.entries({ ...base, ...fields }).map(([k, v]) => `${JSON.stringify(k)}: ${v}`).join(', ')}}`;
+}
+
+/** A dump directory of verl files, each given as its lines. */
+function dump(root: string, files: Record<string, string[]>, ending = '\n'): string {
+  const dir = path.join(root, 'rollout_data');
+  mkdirSync(dir, { recursive: true });
+  for (const [name, lines] of Object.entries(files)) writeFileSync(path.join(dir, name), lines.map((l) => l + ending).join(''));
+  return dir;
+}
+
+const COLS = `run_id, step, split, prompt_id, group_id, sample_index, prompt, response, reward, correct, raw_ref`;
+
+/** Imports `dir` twice, through DuckDB's bulk reader and through the streaming path, into fresh stores. */
+async function bothPaths(root: string, dir: string, opts: { onError?: 'fail' | 'skip' } = {}) {
+  const results = [];
+  for (const bulk of [true, false]) {
+    const store = path.join(root, `${bulk ? 'bulk' : 'stream'}-${Math.random().toString(36).slice(2)}.duckdb`);
+    results.push(
+      await withStore(store, async (s) => {
+        const outcome = await s.import([dir], { run: 'r', bulk, ...opts }).then(
+          (summary) => ({ summary, error: undefined }),
+          (error: unknown) => ({ summary: undefined, error }),
+        );
+        return { ...outcome, rows: await s.all<Record<string, unknown>>(`select ${COLS} from rollouts order by raw_ref`), leftovers: (await s.one<{ n: number }>(`select count(*) n from rollout_rows`))!.n };
+      }),
+    );
+  }
+  return results;
+}
+
+describe('hostile imports (real DuckDB, real files)', () => {
+  it('a value no column can hold fails with the failing file:line on both paths, and --on-error skip sets just that line aside', async () => {
+    // Every way a number can be out of the store's reach, and a line over DuckDB's 16 MiB object size.
+    const cases: [string, string][] = [
+      ['step 3e9', verlLine(1, { step: '3000000000' })],
+      ['step -3e9', verlLine(1, { step: '-3000000000' })],
+      ['step 1e300', verlLine(1, { step: '1e300' })],
+      ['a 17 MiB line', verlLine(1, { output: JSON.stringify('x'.repeat(17 * 1024 * 1024)), step: '3000000000' })],
+    ];
+    for (const [what, badLine] of cases) {
+      const root = tempDir();
+      const dir = dump(root, { '1.jsonl': [verlLine(0), verlLine(1)], '2.jsonl': [verlLine(2), badLine, verlLine(3)] });
+      const failing = path.join(dir, '2.jsonl');
+      for (const r of await bothPaths(root, dir)) {
+        assert.ok(r.error instanceof ImportError, `${what}: ${String(r.error)}`);
+        assert.equal(r.error.message.split(': ')[0], `${failing}:2`, `${what}: names the failing file and line, not the first file`);
+        assert.match(r.error.message, /step is -?(3000000000|1e\+300), outside the whole numbers the store holds/, what);
+        assert.equal(r.rows.length + r.leftovers, 0, `${what}: nothing landed`);
+      }
+      const [bulk, stream] = await bothPaths(root, dir, { onError: 'skip' });
+      assert.equal(bulk!.summary?.rollouts, 4, `${what}: ${String(bulk!.error)}`);
+      assert.equal(bulk!.summary.badRecords, 1);
+      assert.deepEqual(bulk!.rows, stream!.rows, what);
+      assert.deepEqual(bulk!.rows.filter((row) => String(row.raw_ref).includes('2.jsonl')).map((row) => String(row.raw_ref).split(':').pop()), ['1', '3']);
+    }
+  });
+
+  it('a step that is not a finite number (NaN, 1e999, -Infinity) is the file step on both paths; a fractional one is cut the same way', async () => {
+    const root = tempDir();
+    const dir = dump(root, { '7.jsonl': [verlLine(0), verlLine(1, { step: 'NaN' }), verlLine(2, { step: '1e999' }), verlLine(3, { step: '-Infinity' }), verlLine(4, { step: '2.7' }), verlLine(5, { step: '-2.7' })] });
+    const [bulk, stream] = await bothPaths(root, dir);
+    assert.equal(bulk!.error, undefined, String(bulk!.error));
+    assert.equal(bulk!.summary?.files[0]!.reader, 'duckdb', 'DuckDB read the file itself');
+    assert.deepEqual(bulk!.rows.map((r) => r.step), [1, 7, 7, 7, 2, -2]);
+    assert.deepEqual(bulk!.rows, stream!.rows);
+  });
+
+  it('a key given twice in a record keeps its last value on both paths', async () => {
+    const root = tempDir();
+    const twice = (i: number, key: string, first: string, last: string) => verlLine(i).replace(/\}$/, `, ${JSON.stringify(key)}: ${first}, ${JSON.stringify(key)}: ${last}}`);
+    const dir = dump(root, {
+      '1.jsonl': [
+        twice(0, 'output', '"first"', '"last"'),
+        twice(1, 'score', '0', '1'),
+        // Escapes that look like keys inside strings, and a nested repeated key, are no duplicates.
+        verlLine(2, { output: JSON.stringify('say \\"output\\": "x", "output": 1'), meta: '{"a": 1, "a": 2}' }),
+        twice(3, 'inp\\"ut', '"a"', '"b"'),
+      ],
+    });
+    const [bulk, stream] = await bothPaths(root, dir);
+    assert.equal(bulk!.error, undefined, String(bulk!.error));
+    assert.deepEqual(bulk!.rows, stream!.rows);
+    assert.equal(bulk!.rows[0]!.response, 'last');
+    assert.equal(bulk!.rows[1]!.reward, 1);
+  });
+
+  it('CR-only and CRLF line endings and a byte-order mark import like LF files, on both paths', async () => {
+    const lines = [verlLine(0), verlLine(1), verlLine(2)];
+    const root = tempDir();
+    const reference = (await bothPaths(root, dump(path.join(root, 'lf'), { '1.jsonl': lines })))[0]!.rows;
+    assert.equal(reference.length, 3);
+    const strip = (rows: Record<string, unknown>[]) => rows.map((r) => ({ ...r, raw_ref: String(r.raw_ref).split('rollout_data')[1] }));
+    for (const [what, dir] of [
+      ['CR', dump(path.join(root, 'cr'), { '1.jsonl': lines }, '\r')],
+      ['CRLF', dump(path.join(root, 'crlf'), { '1.jsonl': lines }, '\r\n')],
+      ['BOM', dump(path.join(root, 'bom'), { '1.jsonl': [`\uFEFF${lines[0]}`, ...lines.slice(1)] })],
+    ] as const) {
+      for (const r of await bothPaths(root, dir)) {
+        assert.equal(r.error, undefined, `${what}: ${String(r.error)}`);
+        assert.deepEqual(strip(r.rows), strip(reference), what);
+      }
+    }
+  });
+
+  it('imports a symlinked dump file inside a directory, and lists links it does not follow and pipes it does not open', async () => {
+    const root = tempDir();
+    const real = dump(path.join(root, 'real'), { '1.jsonl': [verlLine(0), verlLine(1)] });
+    const dir = path.join(root, 'linked', 'rollout_data');
+    mkdirSync(dir, { recursive: true });
+    symlinkSync(path.join(real, '1.jsonl'), path.join(dir, '1.jsonl'));
+    symlinkSync(path.join(root, 'nowhere.jsonl'), path.join(dir, '2.jsonl'));
+    symlinkSync(real, path.join(dir, '3.jsonl'));
+    assert.equal(spawnSync('mkfifo', [path.join(dir, '4.jsonl')]).status, 0);
+    await withStore(path.join(root, 's.duckdb'), async (s) => {
+      const summary = await s.import([dir], { run: 'r' });
+      assert.equal(summary.rollouts, 2);
+      assert.deepEqual(summary.ignored, [
+        { file: path.join(dir, '2.jsonl'), reason: 'a broken symlink' },
+        { file: path.join(dir, '3.jsonl'), reason: 'a symlink to a directory, not followed' },
+        { file: path.join(dir, '4.jsonl'), reason: 'a named pipe (FIFO), not read' },
+      ]);
+    });
+  });
+
+  it('refuses a FIFO, a device or a link to one given as the path, at once and with the store untouched', async () => {
+    const root = tempDir();
+    const store = path.join(root, 's.duckdb');
+    const fifo = path.join(root, '5.jsonl');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    const zero = path.join(root, 'rollout_data', '6.jsonl');
+    mkdirSync(path.dirname(zero));
+    symlinkSync('/dev/zero', zero);
+    for (const [target, kind] of [
+      [fifo, 'a named pipe \\(FIFO\\)'],
+      ['/dev/zero', 'a character device'],
+      [zero, 'a character device'],
+    ]) {
+      // Before the check, open() on the FIFO blocked forever, deaf to SIGTERM (and /dev/zero grew without end): the timeout turns that into a failure.
+      const r = spawnSync(process.execPath, [bin, 'import', target!, '--format', 'verl', '--store', store], { encoding: 'utf8', timeout: 20_000, killSignal: 'SIGKILL' });
+      assert.equal(r.error, undefined, `${target}: ${String(r.error)}`);
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, new RegExp(`${target}: ${kind}, not a regular file; import reads regular files only \\(copy the data into a file first\\)`));
+    }
+    await withStore(store, async (s) => assert.deepEqual(await s.counts(), { runs: 0, rollouts: 0, steps: 0, groups: 0, imports: 0, quarantined: 0 }));
+  });
+
+  it('SIGTERM ends an import promptly while DuckDB reads the files, with exit 143 and the store as it was', async () => {
+    const root = tempDir();
+    const pad = 'w'.repeat(2000);
+    const dir = dump(root, { '1.jsonl': Array.from({ length: 40_000 }, (_, i) => verlLine(i, { output: JSON.stringify(`${pad} ${i}`) })) });
+    const store = path.join(root, 's.duckdb');
+    const child = spawn(process.execPath, [bin, 'import', dir, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EVOTRAINER_TRACE: '1' } });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((r) => child.once('exit', r));
+    // Signal once DuckDB has started on the files (the import has opened the store and planned the read).
+    for (let i = 0; i < 400 && !existsSync(store); i++) await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(child.exitCode, null, `still importing: ${stderr}`);
+    const sent = performance.now();
+    child.kill('SIGTERM');
+    const code = await exited;
+    const ms = performance.now() - sent;
+    assert.equal(code, 143, stderr);
+    assert.match(stderr, /the store is as it was/);
+    assert.doesNotMatch(stderr, /\[store\] (inserted|checked)/, 'DuckDB did not finish reading first');
+    assert.ok(ms < 3000, `ended ${ms.toFixed(0)} ms after the signal`);
+    await withStore(store, async (s) => assert.equal((await s.one<{ n: number }>(`select count(*) n from rollout_rows`))!.n, 0));
+  });
+});

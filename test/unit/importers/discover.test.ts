@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { discover } from '../../../src/core/store/importers';
+import { externalDir, requireSharedData } from '../../helpers/data';
+import { tempDir } from '../../helpers/tmp';
+
+requireSharedData();
+
+describe('discovering the files of a dump folder', () => {
+
+  it('names every file it skips with the reason', async () => {
+    const { files, ignored } = await discover([path.join(externalDir, 'swe-agent'), path.join(externalDir, 'verifiers', 'wordle')]);
+    assert.equal(files.length, 22);
+    assert.deepEqual(ignored.map((f) => [path.relative(externalDir, f.file), f.reason]), [
+      ['swe-agent/demos/trajectories_demonstrations/function_calling_simple.traj', 'not in a known dump format (mini-swe-agent, swe-agent, rllm, trl, skyrl, prime-rl, verifiers, verl); pass --format to read it as one'],
+      ['swe-agent/testdata/all_preds.jsonl', 'JSONL in no known layout: import it with --format jsonl --map prompt=FIELD,… (or --format FORMAT)'],
+      ['verifiers/wordle/metadata.json', 'vf-eval metadata: read with the results.jsonl beside it'],
+    ]);
+  });
+
+  it('--format on a folder reads every file of that kind whatever the layout, not the verdicts or metadata beside them', async () => {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, 'out'));
+    copyFileSync(path.join(externalDir, 'verifiers', 'math_python', 'results.jsonl'), path.join(dir, 'out', 'rollouts-a.jsonl'));
+    copyFileSync(path.join(externalDir, 'verifiers', 'math_python', 'metadata.json'), path.join(dir, 'out', 'metadata.json'));
+    copyFileSync(path.join(externalDir, 'mini-swe-agent-v2', 'astropy__astropy-12907.traj.json'), path.join(dir, 'out', 'astropy__astropy-12907.traj.json'));
+    writeFileSync(path.join(dir, 'out', 'model.run1.json'), JSON.stringify({ resolved_ids: [], unresolved_ids: ['astropy__astropy-12907'] }));
+    // prime-rl's own layout is rollouts/step_N/…: outside it, detection does not take the file.
+    assert.deepEqual((await discover([dir])).files.map((f) => [path.basename(f.file), f.importer.format]), [
+      ['astropy__astropy-12907.traj.json', 'mini-swe-agent'],
+      ['rollouts-a.jsonl', 'verifiers'],
+    ]);
+    const forced = await discover([dir], 'prime-rl');
+    assert.deepEqual(forced.files.map((f) => [path.basename(f.file), f.importer.format]), [['rollouts-a.jsonl', 'prime-rl']]);
+    assert.deepEqual(forced.ignored.map((f) => [path.basename(f.file), f.reason]), [
+      ['astropy__astropy-12907.traj.json', '--format prime-rl reads *.jsonl files'],
+      ['metadata.json', 'vf-eval metadata: read with the results.jsonl beside it'],
+      ['model.run1.json', 'a SWE-bench run summary: read for the verdicts of the trajectories beside it'],
+    ]);
+  });
+});
