@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { registerBacktest } from './backtest/register';
 import { registerJobs } from './jobs/register';
 import { registerVersioning, workspaceHarnessRoot } from './views/register';
+import { unsupportedPlatform } from './platform';
 import { markStepDone, openWalkthrough } from './walkthrough';
 
 /**
@@ -47,16 +48,6 @@ export function activate(context: vscode.ExtensionContext) {
 
   startLanguageClientWhenNeeded(context, output);
   return { output };
-}
-
-/**
- * The engine drives git, python3, ssh and Slurm through POSIX shells, and the platform
- * packages are built for Linux and macOS; on Windows the extension says so and stays off.
- */
-export function unsupportedPlatform(platform: NodeJS.Platform): string | null {
-  return platform === 'win32'
-    ? 'EvoTrainer runs on Linux and macOS hosts. On Windows, open the harness on a Linux machine with Remote-SSH (or in WSL): the extension then runs there, beside the engine, the store and the jobs.'
-    : null;
 }
 
 /** The engine (store, diagnostics, judges) is a bundle of its own, loaded on first use. */
