@@ -20,7 +20,7 @@ function listFiles(dir, base = dir) {
 
 /**
  * Unpacks `vsix` and checks it is `target`'s package; throws naming what is wrong.
- * @returns {{ target: string, bytes: number, files: number, binding: string, loaded: string | null }} binding: each native file's format and machine(s); loaded: DuckDB's version where it loaded here
+ * @returns {{ target: string, bytes: number, files: number, binding: string, loaded: string | null, extensionKind: string[] | null, icon: string | null }} binding: each native file's format and machine(s); loaded: DuckDB's version where it loaded here
  */
 export function checkPackage(vsix, target) {
   const want = EXPECTED[target];
@@ -52,7 +52,9 @@ export function checkPackage(vsix, target) {
       if (r.status !== 0 || !r.stdout.trim()) throw new Error(`DuckDB from the unpacked ${path.basename(vsix)} did not load: ${r.stderr.trim()}`);
       loaded = r.stdout.trim();
     }
-    return { target, bytes: statSync(vsix).size, files: files.length, binding: binding.join(', '), loaded };
+    const manifestJson = JSON.parse(readFileSync(path.join(dir, 'extension', 'package.json'), 'utf8'));
+    if (manifestJson.icon && !files.includes(manifestJson.icon)) throw new Error(`${path.basename(vsix)} names icon ${manifestJson.icon}, which it does not hold`);
+    return { target, bytes: statSync(vsix).size, files: files.length, binding: binding.join(', '), loaded, extensionKind: manifestJson.extensionKind ?? null, icon: manifestJson.icon ?? null };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -20,6 +20,9 @@ describe('platform packages', () => {
     assert.match(c.loaded ?? '', /^v\d+\.\d+\.\d+/);
     // No dependency tree rides along: the bundles, the binding, the manifest files.
     assert.ok(c.files < 60, `${c.files} files`);
+    // A workspace extension: under Remote-SSH it runs on the remote host, beside the engine and the store.
+    assert.deepEqual(c.extensionKind, ['workspace']);
+    assert.equal(c.icon, 'media/icon.png');
   });
 
   it('a package is checked against its target: the linux-x64 package is not a linux-arm64 one', () => {
