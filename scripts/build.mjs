@@ -3,6 +3,7 @@ import { build, context } from 'esbuild';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hostTarget, stageNative } from './native.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const production = process.argv.includes('--production');
@@ -18,13 +19,22 @@ const common = {
   absWorkingDir: root,
   metafile: true,
 };
+// DuckDB's JS API is bundled once, into dist/duckdb.js, which the other bundles require
+// on first use (never at activation); it loads its native binding from dist/native/
+// (this machine's here; scripts/package.mjs puts each platform's in its package).
+const external = (name, to) => ({
+  name: `external:${name}`,
+  setup(b) {
+    b.onResolve({ filter: new RegExp(`^${name.replace('/', '\\/')}$`) }, () => ({ path: to, external: true }));
+  },
+});
 const nodeCommon = {
   ...common,
   platform: 'node',
   target: 'node20',
   format: 'cjs',
-  // DuckDB is a native binding loaded on first use, never bundled.
-  external: ['vscode', '@duckdb/node-api'],
+  external: ['vscode'],
+  plugins: [external('@duckdb/node-api', './duckdb.js')],
   define: { EVOTRAINER_VERSION: JSON.stringify(pkg.version) },
 };
 
@@ -38,6 +48,12 @@ const targets = [
   { ...nodeCommon, entryPoints: { panels: 'src/extension/panels.ts' }, outdir: 'dist' },
   { ...nodeCommon, entryPoints: { server: 'src/server/server.ts' }, outdir: 'dist' },
   { ...nodeCommon, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist' },
+  {
+    ...nodeCommon,
+    entryPoints: { duckdb: path.join(root, 'node_modules/@duckdb/node-api/lib/index.js') },
+    outdir: 'dist',
+    plugins: [external('@duckdb/node-bindings', './native/duckdb.node')],
+  },
   {
     ...common,
     platform: 'browser',
@@ -55,6 +71,11 @@ function copyAssets() {
   cpSync(path.join(root, 'media/webview.css'), path.join(out, 'webview.css'));
   // The backtest worker is Python the engine runs as is (src/core/backtest/pool.ts finds it).
   cpSync(path.join(root, 'src/core/backtest/worker.py'), path.join(dist, 'backtest-worker.py'));
+  try {
+    stageNative(hostTarget, path.join(dist, 'native'));
+  } catch (err) {
+    console.warn(`no DuckDB binding for ${hostTarget} (${err instanceof Error ? err.message : err}): the store will not load from dist/`);
+  }
 }
 
 // Files are overwritten in place (no wipe), so a build never pulls dist/ from under a

@@ -41,7 +41,8 @@ const SETTINGS = {
 };
 
 /**
- * @param {{ workspace: string, home: string, vsix: string, port?: number, host?: string }} opts
+ * @param {{ workspace: string, home: string, vsix: string, also?: string[], settings?: Record<string, unknown>, port?: number, host?: string }} opts
+ *   also: more .vsix files to install beside; settings: user settings over the defaults above
  * @returns {Promise<{ url: string, log: string, pid: number, stop: () => Promise<void> }>}
  */
 export async function startCodeServer(opts) {
@@ -49,11 +50,13 @@ export async function startCodeServer(opts) {
   const extDir = path.join(opts.home, 'extensions');
   const userData = path.join(opts.home, 'user-data');
   mkdirSync(path.join(userData, 'User'), { recursive: true });
-  writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify(SETTINGS, null, 2));
+  writeFileSync(path.join(userData, 'User', 'settings.json'), JSON.stringify({ ...SETTINGS, ...opts.settings }, null, 2));
   const env = { ...process.env, PATH: `${node24Bin}${path.delimiter}${process.env.PATH}`, HOME: opts.home };
-  const install = spawnSync(node, [codeServerEntry, '--extensions-dir', extDir, '--user-data-dir', userData, '--install-extension', opts.vsix], { encoding: 'utf8', env });
-  if (install.status !== 0 || !/successfully installed/.test(install.stdout)) {
-    throw new Error(`installing ${opts.vsix} into code-server failed:\n${install.stdout}\n${install.stderr}`);
+  for (const vsix of [opts.vsix, ...(opts.also ?? [])]) {
+    const install = spawnSync(node, [codeServerEntry, '--extensions-dir', extDir, '--user-data-dir', userData, '--install-extension', vsix], { encoding: 'utf8', env });
+    if (install.status !== 0 || !/successfully installed/.test(install.stdout)) {
+      throw new Error(`installing ${vsix} into code-server failed:\n${install.stdout}\n${install.stderr}`);
+    }
   }
   const host = opts.host ?? '127.0.0.1';
   const port = await freePort(opts.port ?? 0);

@@ -2,13 +2,20 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { registerBacktest } from './backtest/register';
 import { registerJobs } from './jobs/register';
-import { registerVersioning } from './views/register';
+import { registerVersioning, workspaceHarnessRoot } from './views/register';
+import { unsupportedPlatform } from './platform';
+import { markStepDone, openWalkthrough } from './walkthrough';
 
 /**
  * Activation stays light: it registers commands and views and nothing else. The engine's
  * heavy parts (the DuckDB store, the language client, webview code) load on first use.
  */
 export function activate(context: vscode.ExtensionContext) {
+  const refusal = unsupportedPlatform(process.platform);
+  if (refusal) {
+    void vscode.window.showErrorMessage(refusal);
+    return undefined;
+  }
   const output = vscode.window.createOutputChannel('EvoTrainer', { log: true });
   context.subscriptions.push(output);
 
@@ -32,6 +39,12 @@ export function activate(context: vscode.ExtensionContext) {
     vscode.commands.registerCommand('evotrainer.judgeRollouts', () => panels().judgeRollouts(context, output)),
     vscode.commands.registerCommand('evotrainer.setLlmApiKey', () => panels().setLlmApiKey(context)),
     vscode.commands.registerCommand('evotrainer.refreshViews', () => views.forEach((v) => v.refresh())),
+    vscode.commands.registerCommand('evotrainer.openWalkthrough', async () => {
+      await openWalkthrough(context);
+      // Its first step: a harness is open. Set once the walkthrough is there: the editor
+      // completes a step on a context key that changes, not on one already set.
+      if (workspaceHarnessRoot()) markStepDone('harness');
+    }),
   );
 
   startLanguageClientWhenNeeded(context, output);

@@ -10,6 +10,7 @@ import { initHarness } from '../../src/core/harness/init';
 import type { Harness } from '../../src/core/harness/repo';
 import { defaultStorePath, RolloutStore } from '../../src/core/store/store';
 import { GSM8K_MAPPING, gsm8kFile, requireSharedData, sweDir } from '../helpers/data';
+import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { candidate } from '../integration/backtest/helpers';
 import { bin, edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
@@ -21,6 +22,20 @@ requireSharedData();
 const STARTER = path.join(repoRoot, 'harness-templates', 'starter');
 const SCORE = readFileSync(path.join(STARTER, 'reward', 'compute_score.py'), 'utf8');
 const withScore = (expr: string) => SCORE.replace(/    return \{\n        "score": 1\.0 if correct else 0\.0,/, `    return {\n        "score": ${expr},`);
+
+/** Everything a request to the stand-in server said, all messages together. */
+const said = (req: RecordedRequest) => (req.body.messages ?? []).map((m) => m.content).join('\n');
+
+/** The stand-in model's intervention: one key of env/config.json, as a unified diff. */
+const PROPOSAL = JSON.stringify({
+  hypothesis: 'If we raise the environment quality to 0.6, pass_rate improves because fewer tasks are unsolvable',
+  target_metric: 'pass_rate',
+  success: 'pass_rate > 0.5',
+  layer: 'environment',
+  because: 'the stand-in model read the evidence',
+  factor: 'env/config.json:quality',
+  patch: '--- a/env/config.json\n+++ b/env/config.json\n@@ -1,4 +1,4 @@\n {\n-  "quality": 0.5,\n+  "quality": 0.6,\n   "sleep_seconds": 0\n }\n',
+});
 
 /**
  * The starter harness with a stand-in trainer: the evolve loop's training job is a GPU run,
@@ -65,10 +80,12 @@ describe('real VS Code: backtest, gate, pending gates', () => {
   let v1: string;
   let v2: string;
   let v3: string;
+  let llm: ScriptedLlm;
   // Registered before the temp folder's removal: the extension's output channel, kept beside the screenshots.
   after(async () => {
     await browser?.close();
     await server?.stop();
+    await llm?.close();
     const logs = path.join(home, 'user-data', 'logs');
     const found = existsSync(logs) ? (readdirSync(logs, { recursive: true }) as string[]).filter((f) => f.endsWith(path.join('evotrainer.evotrainer', 'EvoTrainer.log'))) : [];
     if (found[0]) copyFileSync(path.join(logs, found[0]), path.join(resultsDir, 'backtest-EvoTrainer.log'));
@@ -98,7 +115,15 @@ describe('real VS Code: backtest, gate, pending gates', () => {
       mkdirSync(path.join(wt, 'filters'), { recursive: true });
       writeFileSync(path.join(wt, 'filters', 'shaping.py'), 'def shape(batch, penalty):\n    advantages = batch["advantages"]\n    advantages -= 0.1 * penalty\n    return batch\n');
     }, { pass_rate: 0.5 }, { hyp: { hypothesis: 'If we penalize long answers in the advantages, pass_rate improves because answers get shorter', slug: 'advantage-penalty', layer: 'filter' } })).id;
-    server = await startCodeServer({ workspace, home });
+    // The editor's own language model (vscode.lm) for the LLM proposer: a test extension
+    // (test/fixtures/lm-stand-in) registers a chat provider whose model is the scripted
+    // stand-in server, a stand-in for a hosted model, which cannot run here.
+    llm = await startScriptedLlm((req) => ({ content: /Promoted version: v\d+/.test(said(req)) ? PROPOSAL : '{}' }));
+    process.env.LM_STAND_IN_URL = llm.url;
+    const standIn = path.join(home, 'lm-stand-in.vsix');
+    const packed = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '-o', standIn], { cwd: path.join(repoRoot, 'test/fixtures/lm-stand-in'), encoding: 'utf8' });
+    assert.equal(packed.status, 0, packed.stderr);
+    server = await startCodeServer({ workspace, home, also: [standIn] });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
     await openWorkbench(page, server.url);
@@ -169,13 +194,47 @@ describe('real VS Code: backtest, gate, pending gates', () => {
   /** The frame of the result webview showing `title` (several can be open). */
   const resultFrame = (text: RegExp, timeoutMs = 240_000) => findFrame(page, `[data-testid="result-title"]:text-matches("${text.source}")`, timeoutMs);
 
-  let diff: Frame;
-  it('backtests a version from the palette: progress, then the Backtest Diff with every section', () => withScreenshot(page, 'backtest-diff', async () => {
-    // The empty secondary side bar takes a third of the window: close it.
+  /** The empty secondary side bar takes a third of the window: close it. */
+  const closeSecondarySideBar = async () => {
     const aux = page.locator('.part.auxiliarybar');
     if (await aux.isVisible().catch(() => false)) {
       await aux.locator('.codicon-close, .codicon-layout-sidebar-right').first().click({ timeout: 5_000 }).catch(() => page.keyboard.press('Control+Alt+KeyB'));
     }
+  };
+  /** The walkthrough's steps that show as done, by step id. */
+  const stepsDone = async () => {
+    const steps = page.locator('.getting-started-step[data-step-id^="evotrainer.evotrainer#evotrainer.start#"]');
+    await steps.first().waitFor({ timeout: 30_000 });
+    const done: string[] = [];
+    for (const el of await steps.all()) if ((await el.getAttribute('aria-checked')) === 'true') done.push((await el.getAttribute('data-step-id'))!.split('#').pop()!);
+    return done;
+  };
+  const waitForSteps = async (want: string[]) => {
+    const deadline = Date.now() + 30_000;
+    let got = await stepsDone();
+    while (JSON.stringify(got) !== JSON.stringify(want) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      got = await stepsDone();
+    }
+    assert.deepEqual(got, want);
+  };
+
+  it('the walkthrough, first paint: a harness is open, so its first step is done and the other five wait', () => withScreenshot(page, 'walkthrough-first', async () => {
+    await closeSecondarySideBar();
+    await palette('EvoTrainer: Get Started');
+    await page.locator('.gettingStartedContainer', { hasText: 'Get started with EvoTrainer' }).waitFor({ timeout: 30_000 });
+    await waitForSteps(['harness']);
+    assert.deepEqual(await page.locator('.getting-started-step .step-title').allInnerTexts(), ['Open or create a harness', 'Import rollouts', 'Read the health report', 'Make a version', 'Backtest it', 'Gate it']);
+    // The step's media (media/walkthrough/harness.md) renders beside the steps.
+    await findFrame(page, 'h2:text-is("A harness")', 30_000);
+    await new Promise((r) => setTimeout(r, 1000)); // the open step's own layout settles
+    await shot('walkthrough-dark.png');
+    await palette('View: Close All Editors');
+  }));
+
+  let diff: Frame;
+  it('backtests a version from the palette: progress, then the Backtest Diff with every section', () => withScreenshot(page, 'backtest-diff', async () => {
+    await closeSecondarySideBar();
     await palette('EvoTrainer: Backtest Version…');
     await pickVersion(v1, 'Version to backtest');
     await pickRow('(parent)').click({ timeout: 30_000 });
@@ -283,6 +342,26 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     await dismissToasts();
   }));
 
+  it('the walkthrough marks backtest and gate done once the user has done them; it reads at a narrow width', () => withScreenshot(page, 'walkthrough-done', async () => {
+    await palette('View: Close All Editors');
+    await palette('EvoTrainer: Get Started');
+    await waitForSteps(['harness', 'backtest', 'gate']);
+    await page.locator('.getting-started-step[data-step-id$="#gate"]').click();
+    await page.locator('.getting-started-step.expanded[data-step-id$="#gate"]').waitFor({ timeout: 15_000 });
+    await findFrame(page, 'h2:text-is("The gate decides")', 30_000);
+    await shot('walkthrough-done-dark.png');
+    await page.setViewportSize({ width: 720, height: 1000 });
+    try {
+      await new Promise((r) => setTimeout(r, 800));
+      await page.screenshot({ path: path.join(resultsDir, 'walkthrough-narrow-dark.png') });
+      const box = await page.locator('.getting-started-step.expanded').boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 720, `the open step fits the narrow window: ${JSON.stringify(box)}`);
+    } finally {
+      await page.setViewportSize({ width: 1500, height: 1000 });
+    }
+    await palette('View: Close All Editors');
+  }));
+
   it('answers the gate the CLI left pending: its evidence beside, REVISE with feedback', () => withScreenshot(page, 'pending-gate', async () => {
     const asked = pendingGate(h)!;
     await palette('EvoTrainer: Answer Pending Gate');
@@ -333,5 +412,40 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.match(await g.locator('[data-testid="gate-checks"]').innerText(), /✓\s*backtest: v\d+ vs v0 \[reward_rescore\]: PASS/);
     await toast(new RegExp(`gate of ${v1} vs v\\d+: NEEDS A PERSON`)).waitFor({ timeout: 30_000 });
     await shot('gate-result-light.png');
+  }));
+
+  it("Run Evolution Round asks the editor's own model (vscode.lm) for the intervention, and shows it at the design gate", () => withScreenshot(page, 'evolve-vscode-lm', async () => {
+    await palette('View: Close All Editors');
+    await dismissToasts();
+    const settings = path.join(workspace, '.vscode', 'settings.json');
+    writeFileSync(settings, JSON.stringify({ ...JSON.parse(readFileSync(settings, 'utf8')), 'evotrainer.evolve.proposer': 'llm', 'evotrainer.llm.provider': 'vscode.lm', 'evotrainer.llm.model': 'scripted-stand-in' }));
+    // v1 waits for its training run: set it aside, so that the round proposes a new version.
+    const setAside = spawnSync(process.execPath, [bin, 'reject', v1, '--reason', 'set aside: the round proposes anew'], { cwd: workspace, encoding: 'utf8' });
+    assert.equal(setAside.status, 0, setAside.stderr);
+    await new Promise((r) => setTimeout(r, 1500));
+    await quiet();
+    await palette('EvoTrainer: Run Evolution Round');
+    // A person is at the editor: an earlier gate may ask (APPROVE), the editor may ask once
+    // whether EvoTrainer may use the stand-in's model (Allow), then the design gate shows the proposal.
+    const design = toast(/design gate/);
+    const deadline = Date.now() + 180_000;
+    while (!(await design.isVisible().catch(() => false))) {
+      assert.ok(Date.now() < deadline, 'the design gate never asked');
+      const allow = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Allow/ }).first();
+      if (await allow.isVisible().catch(() => false)) await allow.click();
+      const earlier = toast(/EvoTrainer: (diagnosis|backtest|completion) gate/);
+      if (await earlier.isVisible().catch(() => false)) await earlier.locator('.monaco-button', { hasText: /^APPROVE$/ }).click();
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    assert.match(await design.innerText(), /If we raise the environment quality to 0\.6, pass_rate improves/);
+    const asked = llm.requests.filter((r) => /Promoted version: v\d+/.test(said(r)));
+    assert.equal(asked.length, 1, 'one proposal request reached the stand-in server through vscode.lm');
+    // vscode.lm has no system role: the proposer's instructions arrive as the first user message.
+    assert.match(asked[0]!.body.messages![0]!.content, /single-factor, falsifiable intervention/);
+    assert.match(said(asked[0]!), /Answer with ONE JSON object/);
+    assert.match(said(asked[0]!), /--- env\/config\.json/, 'the editable files went with the evidence');
+    await shot('evolve-vscode-lm-design-gate-light.png');
+    await design.locator('.monaco-button', { hasText: /^ABORT$/ }).click();
+    await toast(/evolution round done \(aborted\)/).waitFor({ timeout: 60_000 });
   }));
 });

@@ -17,7 +17,7 @@ export interface CodeServer {
 }
 
 /** code-server with this build's .vsix installed (see scripts/code-server.mjs). */
-export function startCodeServer(opts: { workspace: string; home: string; vsix?: string }): Promise<CodeServer> {
+export function startCodeServer(opts: { workspace: string; home: string; vsix?: string; also?: string[]; settings?: Record<string, unknown> }): Promise<CodeServer> {
   return startCodeServerScript({ ...opts, vsix: opts.vsix ?? path.join(repoRoot, 'evotrainer.vsix') }) as Promise<CodeServer>;
 }
 

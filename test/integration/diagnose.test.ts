@@ -55,7 +55,9 @@ describe('health report and metric validation on the real data', () => {
     assert.ok(metricOf(h, 'first_edit_turn')! > 1 && metricOf(h, 'self_test_rate')! > 0.5);
     assert.equal(metricOf(h, 'mean_logprob'), null, 'not in this dump: not available, not zero');
     assert.equal(h.metrics.find((m) => m.name === 'mean_logprob')!.status, 'n/a');
-    assert.ok(h.alerts.some((a) => a.name === 'git_history_share' && a.status === 'critical'));
+    // 2 of 303 honest trajectories ran git log: a warning to read, not the critical leak the gate rejects (> 5%).
+    assert.equal(h.metrics.find((m) => m.name === 'git_history_share')!.status, 'warning');
+    assert.equal(metricOf(h, 'answer_in_context_share'), 0, 'no honest trajectory was shown its patch before writing it');
   });
 
   it('GSM8K: dead-group ratio and no-extractable-answer rate match independent counts', async () => {

@@ -50,7 +50,10 @@ describe('evotrainer health / diagnose in a harness (built CLI)', () => {
     }
   });
 
-  it('diagnose prints findings and failure modes, text and JSON', () => {
+  it('diagnose prints findings and failure modes, text and JSON; the gate\'s leak threshold is the LEAK rule\'s', () => {
+    // The honest runs' 0.7% git-history share is below the default leak threshold (5%): no LEAK.
+    assert.deepEqual((JSON.parse(cli(['diagnose', '--json']).stdout) as { findings: { rule: string }[] }).findings, []);
+    writeFileSync(path.join(harness, 'evotrainer.yaml'), 'name: h\ndomain: swe\ngate:\n  leak: { max: 0 }\n');
     const text = cli(['diagnose']);
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /\[CRITICAL\] LEAK/);

@@ -44,6 +44,15 @@ export interface MetricDefinition extends Metric {
 const warn = (op: Threshold['op'], value: number): Threshold => ({ severity: 'warning', op, value });
 const crit = (op: Threshold['op'], value: number): Threshold => ({ severity: 'critical', op, value });
 
+/**
+ * Leak metrics: above 5% critical (the gate rejects), above 0 a warning (read the
+ * trajectories). Health, the LEAK rule and the gate read these same thresholds, with the
+ * manifest's overrides (see leakThresholdOverrides).
+ */
+const LEAK_THRESHOLDS: Threshold[] = [crit('>', 0.05), warn('>', 0)];
+/** The built-in leak metrics: each one a cause the gate and the LEAK rule name. */
+export const LEAK_METRICS = ['answer_in_context_share', 'git_history_share'] as const;
+
 const m = (name: string, dimension: Dimension, unit: Metric['unit'], description: string, source: MetricSource, sql: string, extra: Partial<MetricDefinition> = {}): MetricDefinition => ({
   name,
   dimension,
@@ -86,11 +95,20 @@ export const CATALOG: MetricDefinition[] = [
   m('edit_coverage', 'behavior', 'ratio', 'Share of trajectories that edit a file.', 'rollouts', 'avg((edits > 0)::int) filter (where has_steps)', { feature: '(edits > 0)::int', higherIsBetter: true, domains: CODE }),
   m('search_before_edit_rate', 'behavior', 'ratio', 'Share of editing trajectories that searched or read before the first edit.', 'rollouts', 'avg((first_search_turn < first_edit_turn)::int) filter (where has_steps and edits > 0)', { feature: '(first_search_turn < first_edit_turn)::int', higherIsBetter: true, domains: CODE }),
   m('git_history_share', 'behavior', 'ratio', 'Share of trajectories running git history commands (log, show, blame, reflog…): an information leak when the reference fix is in history.', 'rollouts', 'avg(git_history::int) filter (where has_steps)', {
-    thresholds: [crit('>', 0)],
+    thresholds: LEAK_THRESHOLDS,
     feature: 'git_history::int',
     higherIsBetter: false,
     domains: CODE,
   }),
+  m(
+    'answer_in_context_share',
+    'behavior',
+    'ratio',
+    'Share of trajectories whose credited answer (the distinctive added lines of the submitted patch where they land; else the reference answer) appeared in a command output, tool result or environment message before the agent wrote it: an information leak, whatever channel carried it.',
+    'rollouts',
+    'avg(answer_in_context::int) filter (where answer_checked)',
+    { thresholds: LEAK_THRESHOLDS, feature: 'answer_in_context::int', higherIsBetter: false },
+  ),
   m('solution_diversity', 'behavior', 'ratio', '1 − Jaccard similarity of the edited-file sets of two rollouts of one group, averaged over pairs (0 = every sample edits the same files).', 'pairs', 'avg(1 - jaccard)', { higherIsBetter: true, domains: CODE }),
   m('format_error_rate', 'behavior', 'ratio', 'Share of agent turns the harness rejected for their format.', 'rollouts', 'sum(format_errors) filter (where has_steps)::double / nullif(sum(assistant_turns) filter (where has_steps), 0)', { thresholds: [warn('>', 0.3)], feature: 'format_errors::double / nullif(assistant_turns, 0)', higherIsBetter: false }),
   m('timeout_rate', 'behavior', 'ratio', 'Share of trajectories with a command that timed out.', 'rollouts', 'avg((timeouts > 0)::int) filter (where has_steps)', { feature: '(timeouts > 0)::int', higherIsBetter: false }),

@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { FAILURE_MODE_VIEW, FAILURE_MODES, SUGGESTED_LAYER, type FailureMode } from '../diagnose/failureModes';
-import { FEATURES_VIEW } from '../diagnose/features';
+import { ensureFeatures } from '../diagnose/health';
 import type { RolloutRow, RolloutStore, StepRow } from '../store/store';
 import { chatTurns, TURN_MARKER } from '../store/importers/verl';
 import {
@@ -58,7 +58,7 @@ export class Explorer {
   /** Builds (or rebuilds) the index; returns how long it took in ms. */
   async refresh(): Promise<number> {
     const t = performance.now();
-    await this.store.conn.run(FEATURES_VIEW);
+    await ensureFeatures(this.store);
     await this.store.conn.run(FAILURE_MODE_VIEW);
     await this.store.conn.run(
       `create or replace temp table explore_index as

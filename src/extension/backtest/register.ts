@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { workspaceHarnessRoot } from '../views/register';
+import { whenDone } from '../walkthrough';
 import type { BacktestHost } from './commands';
 
 /** The engine bundle (dist/panels.js), required on first use. Type-only here. */
@@ -33,11 +34,11 @@ export function registerBacktest(context: vscode.ExtensionContext, output: vscod
   context.subscriptions.push(
     vscode.commands.registerCommand('evotrainer.backtestVersion', (arg?: unknown, against?: unknown) => {
       const lens = lensArg(arg);
-      if (lens) return engine().backtestThisChange(host, lens);
+      if (lens) return engine().backtestThisChange(host, lens).then(whenDone('backtested'));
       const version = versionArg(arg);
-      return engine().backtestVersionCommand(host, { version, against: versionArg(against), askBaseline: version === undefined });
+      return engine().backtestVersionCommand(host, { version, against: versionArg(against), askBaseline: version === undefined }).then(whenDone('backtested'));
     }),
-    vscode.commands.registerCommand('evotrainer.gateVersion', (arg?: unknown) => engine().gateVersionCommand(host, versionArg(arg))),
+    vscode.commands.registerCommand('evotrainer.gateVersion', (arg?: unknown) => engine().gateVersionCommand(host, versionArg(arg)).then(whenDone('gated'))),
     vscode.commands.registerCommand('evotrainer.runEvolutionRound', () => engine().runEvolutionRound(host)),
     vscode.commands.registerCommand('evotrainer.answerPendingGate', () => engine().answerPendingGateCommand(host)),
   );

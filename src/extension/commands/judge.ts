@@ -18,7 +18,8 @@ export async function setLlmApiKey(context: vscode.ExtensionContext): Promise<vo
   void vscode.window.showInformationMessage(key ? 'EvoTrainer: LLM API key saved in secret storage.' : 'EvoTrainer: LLM API key removed.');
 }
 
-async function chatModel(context: vscode.ExtensionContext): Promise<ChatModel> {
+/** The model the settings choose (evotrainer.llm.provider): judges and the evolve loop's LLM proposer use it. */
+export async function chatModel(context: vscode.ExtensionContext): Promise<ChatModel> {
   const cfg = vscode.workspace.getConfiguration('evotrainer.llm');
   if (cfg.get<string>('provider') === 'vscode.lm') return VsCodeLmChat.select(cfg.get<string>('model') || undefined);
   const endpoint = cfg.get<string>('endpoint');

@@ -7,7 +7,7 @@ import { HarnessError, openHarness, type Harness } from '../../core/harness/repo
 import { applySkill, findSkill, listSkills, recordSkill, SKILL_CATEGORIES, type ApplyOutcome } from '../../core/harness/skills';
 import { GateError, LAYERS, newVersion, promoteVersion, rejectVersion, slugify } from '../../core/harness/versions';
 import type { Finding, Layer } from '../../core/model';
-import { defaultStorePath, RolloutStore } from '../../core/store/store';
+import { defaultStorePath, RolloutStore, type ImportSummary } from '../../core/store/store';
 import { versionPath, VERSION_SCHEME } from '../diff/versionUri';
 import { loadFindings, skillDirs } from '../views/data';
 import { VersionPanel } from '../webviews/version/versionPanel';
@@ -131,7 +131,8 @@ export async function initializeHarness(host: VersioningHost): Promise<string | 
   }
 }
 
-export async function importRollouts(host: VersioningHost, given?: vscode.Uri): Promise<void> {
+/** The import's summary; undefined when cancelled or failed. */
+export async function importRollouts(host: VersioningHost, given?: vscode.Uri): Promise<ImportSummary | undefined> {
   const root = host.root();
   if (!root) {
     void vscode.window.showErrorMessage('EvoTrainer: open a harness (a folder with evotrainer.yaml) to import rollouts into its store.');
@@ -172,8 +173,10 @@ export async function importRollouts(host: VersioningHost, given?: vscode.Uri): 
     for (const f of summary.ignored) host.output.info(`  not imported: ${f.file}: ${f.reason}`);
     void vscode.window.showInformationMessage(`EvoTrainer: imported ${summary.rollouts} rollouts from ${imported} file(s)${summary.ignored.length ? `; ${summary.ignored.length} file(s) not imported (the EvoTrainer output lists each with why)` : ''}.`);
     host.refresh();
+    return summary;
   } catch (err) {
     fail(host, 'Import failed (the store is as it was before)', err);
+    return undefined;
   }
 }
 

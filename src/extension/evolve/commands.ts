@@ -1,10 +1,12 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { answerGate, evolve, pendingGate, PendingGateError, type EvolveResult, type GateAnswer, type HumanGate } from '../../core/evolve/loop';
+import { LlmProposer } from '../../core/evolve/proposers';
 import { readWorkingManifest } from '../../core/harness/repo';
 import { resolveProfile } from '../../core/jobs';
 import { defaultStorePath, RolloutStore } from '../../core/store/store';
 import { fail, harnessOf, leavePending, type BacktestHost } from '../backtest/commands';
+import { chatModel } from '../commands/judge';
 import { requireTrust } from '../commands/versions';
 import { ResultPanel } from '../webviews/backtest/resultPanel';
 import { humanGateView } from '../webviews/backtest/view';
@@ -77,7 +79,14 @@ export async function runEvolutionRound(host: BacktestHost): Promise<EvolveResul
   const abort = new AbortController();
   host.output.show(true);
   host.output.info(`evolve: one round in ${h.root}`);
+  let llm: LlmProposer | undefined;
   try {
+    // evotrainer.evolve.proposer: skills whose trigger holds (no model), or the model of evotrainer.llm.*.
+    if (vscode.workspace.getConfiguration('evotrainer.evolve').get<string>('proposer') === 'llm') {
+      const model = await chatModel(host.context);
+      llm = new LlmProposer(model, { signal: abort.signal });
+      host.output.info(`evolve: the proposer is ${model.model} (${model.endpoint})`);
+    }
     const result = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'EvoTrainer: evolution round', cancellable: true }, async (progress, token) => {
       const sub = token.onCancellationRequested(() => abort.abort());
       const manifest = readWorkingManifest(h.root);
@@ -87,6 +96,7 @@ export async function runEvolutionRound(host: BacktestHost): Promise<EvolveResul
           store,
           trust: vscode.workspace.isTrusted,
           budget: { rounds: 1 },
+          ...(llm ? { proposer: llm } : {}),
           // A person is at the editor: a manifest that wants people in the loop gets its gates.
           autonomy: manifest.autonomy === 'human_gated' || manifest.autonomy === 'manual' ? 'human_gated' : 'full',
           skillDirs: manifest.skills?.library ? [path.resolve(h.root, manifest.skills.library)] : [],
@@ -112,6 +122,7 @@ export async function runEvolutionRound(host: BacktestHost): Promise<EvolveResul
         store.close();
       }
     });
+    for (const r of llm?.refusals ?? []) host.output.info(`llm proposal refused: ${r}`);
     host.output.info(`evolve: stopped (${result.stopped}); versions ${result.versions.join(', ') || 'none'}; promoted ${result.promoted}`);
     void vscode.window.showInformationMessage(`EvoTrainer: evolution round done (${result.stopped}): ${result.versions.length ? `made ${result.versions.join(', ')}` : 'no new version'}; promoted ${result.promoted}.`);
     host.refresh();

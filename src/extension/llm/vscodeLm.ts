@@ -28,7 +28,7 @@ export class VsCodeLmChat implements ChatModel {
     const cts = new vscode.CancellationTokenSource();
     req.signal?.addEventListener('abort', () => cts.cancel());
     try {
-      const res = await this.lm.sendRequest(messages, { justification: 'EvoTrainer judges a sample of rollouts with your rubric.' }, cts.token);
+      const res = await this.lm.sendRequest(messages, { justification: 'EvoTrainer judges a sample of rollouts with your rubric, or proposes one harness change from the evidence.' }, cts.token);
       let content = '';
       for await (const part of res.text) content += part;
       const prompt = req.messages.reduce((n, m) => n + estimateTokens(m.content), 0);

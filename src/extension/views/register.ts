@@ -4,6 +4,7 @@ import type { VersioningHost } from '../commands/versions';
 import { parseVersionPath, VERSION_SCHEME } from '../diff/versionUri';
 import type { SkillsNode, VersionNode } from './model';
 import { FindingsTree, SkillsTree, VersionsTree, type VersionsElement } from './trees';
+import { whenDone } from '../walkthrough';
 
 /** The engine bundle (dist/panels.js), required on first use. Type-only here. */
 type Engine = typeof import('../panels');
@@ -96,10 +97,10 @@ export function registerVersioning(context: vscode.ExtensionContext, output: vsc
   context.subscriptions.push(skillWatcher, skillWatcher.onDidChange(() => skills.refresh()), skillWatcher.onDidCreate(() => skills.refresh()), skillWatcher.onDidDelete(() => skills.refresh()));
 
   const cmd = (id: string, run: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(id, run));
-  cmd('evotrainer.initHarness', () => engine().initializeHarness(host));
-  cmd('evotrainer.importRollouts', (uri?: unknown) => engine().importRollouts(host, uri instanceof vscode.Uri ? uri : undefined));
-  cmd('evotrainer.newVersion', (arg?: unknown) => engine().newVersionCommand(host, { parent: versionId(arg) }));
-  cmd('evotrainer.newVersionFromFinding', (arg?: unknown) => engine().newVersionCommand(host, { parent: versionId(arg), fromFinding: true }));
+  cmd('evotrainer.initHarness', () => engine().initializeHarness(host).then(whenDone('harness')));
+  cmd('evotrainer.importRollouts', (uri?: unknown) => engine().importRollouts(host, uri instanceof vscode.Uri ? uri : undefined).then(whenDone('imported')));
+  cmd('evotrainer.newVersion', (arg?: unknown) => engine().newVersionCommand(host, { parent: versionId(arg) }).then(whenDone('version')));
+  cmd('evotrainer.newVersionFromFinding', (arg?: unknown) => engine().newVersionCommand(host, { parent: versionId(arg), fromFinding: true }).then(whenDone('version')));
   cmd('evotrainer.compareVersions', (a?: unknown, b?: unknown) => engine().compareVersions(host, versionId(a), versionId(b)));
   cmd('evotrainer.openVersionDiff', (arg?: unknown) => engine().openVersionDiff(host, versionId(arg)));
   cmd('evotrainer.showVersionEvidence', async (arg?: unknown) => {

@@ -110,9 +110,16 @@ describe('math template', () => {
     dir = await init('math', base);
   });
 
-  it("passes its own Python tests", () => {
-    const { ran } = unittests(dir);
-    assert.ok(ran >= 35, `ran ${ran}`);
+  it('passes its own Python tests: each answer notation with a near miss, math_verify when importable, the sympy timer, Python 3.9 syntax', () => {
+    const { ran, names } = unittests(dir);
+    assert.ok(ran >= 60, `ran ${ran}`);
+    for (const t of ['test_fraction_spellings', 'test_mixed_numbers', 'test_left_right_and_spacing', 'test_units_and_text_wrappers', 'test_percent',
+      'test_thousands_separators_with_decimals', 'test_intervals', 'test_sets_are_unordered_and_tuples_ordered', 'test_answer_lists_are_unordered',
+      'test_inequalities_both_ways', 'test_var_prefixes', 'test_equations_up_to_a_constant_factor', 'test_matrices_and_vectors',
+      'test_radicals_constants_and_trigonometry', 'test_adjacent_boxes_form_an_answer_list', 'test_math_verify_decides_when_importable',
+      'test_sympy_runs_under_a_timeout', 'test_python_files_parse_as_python_3_9', 'test_hostile_responses_take_bounded_time']) {
+      assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
+    }
   });
 
   it('`evotrainer evolve` with no cluster profile says its Slurm training job needs one, before running anything', () => {
