@@ -8,6 +8,7 @@
 //
 //   node scripts/cluster-setup.mjs [--json]   start (or reuse) and print the connection facts
 //   node scripts/cluster-setup.mjs --stop     stop the daemons by pid
+//   node scripts/cluster-setup.mjs --running  exit 0 when any of them runs (names them), 1 when none
 //
 // State directory: $EVOTRAINER_CLUSTER_DIR or /tmp/evotrainer-cluster.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -332,6 +333,10 @@ async function start() {
 
 if (argv.includes('--stop')) {
   stop();
+} else if (argv.includes('--running')) {
+  const up = [files.sshdPid, mungePid, ctldPid, slurmdPid].filter((f) => alive(f)).map((f) => path.basename(f, '.pid'));
+  process.stdout.write(`${up.join(' ')}\n`);
+  process.exit(up.length ? 0 : 1);
 } else {
   start().then(
     (info) => {

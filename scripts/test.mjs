@@ -36,6 +36,18 @@ console.log('\n== static checks: tsc, eslint');
 run('npx', ['tsc', '-p', '.', '--noEmit']);
 run('npx', ['eslint', '.', '--max-warnings=0']);
 
+// The integration tests start the real test cluster (sshd, munge, Slurm) when it is not up;
+// what this run started, it stops at the end (a cluster already running is left as it was).
+const clusterSetup = [path.join(root, 'scripts', 'cluster-setup.mjs')];
+const clusterWasUp = spawnSync(process.execPath, [...clusterSetup, '--running'], { encoding: 'utf8' }).status === 0;
+function stopClusterWeStarted() {
+  if (clusterWasUp) return;
+  const up = spawnSync(process.execPath, [...clusterSetup, '--running'], { encoding: 'utf8' });
+  if (up.status !== 0) return;
+  console.log(`\n== stopping the test cluster this run started: ${up.stdout.trim()}`);
+  spawnSync(process.execPath, [...clusterSetup, '--stop'], { stdio: 'inherit' });
+}
+
 const totals = { pass: 0, fail: 0, skipped: 0 };
 const rows = [];
 // Test files reading ../shared/data are not run without it: one failure names the path.
@@ -75,6 +87,7 @@ for (const suite of suites) {
   for (const k of Object.keys(totals)) totals[k] += c[k];
 }
 
+stopClusterWeStarted();
 console.log('\n== summary');
 for (const row of rows) console.log(row);
 let failed = totals.fail;

@@ -1,6 +1,7 @@
 import { describeFlags, parseArgs, UsageError } from './args';
 import { guardTerminalOutput, type Command } from './command';
 import { backtest, gate } from './commands/backtest';
+import { curves } from './commands/curves';
 import { diagnose, health, metric } from './commands/diagnose';
 import { evolveCommand } from './commands/evolve';
 import { doctor } from './commands/doctor';
@@ -19,6 +20,7 @@ export const commands: Record<string, Command> = {
   import: importCommand,
   rollouts,
   health,
+  curves,
   diagnose,
   metric,
   judge,

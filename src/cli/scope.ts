@@ -32,14 +32,16 @@ export function scopeFromFlags(flags: Record<string, string | boolean>): Scope {
 }
 
 /**
- * A run, version, split or step range that selects no rollout is an error naming what the
- * store holds, never an empty report that exits 0.
+ * A run, version, split or step range that selects no rollout (and no training-curve point)
+ * is an error naming what the store holds, never an empty report that exits 0.
  */
-export async function requireRolloutsInScope(store: RolloutStore, scope: Scope): Promise<void> {
+export async function requireRolloutsInScope(store: RolloutStore, scope: Scope, opts: { curves?: boolean } = {}): Promise<void> {
   if (scope.run === undefined && scope.version === undefined && scope.split === undefined && !scope.steps) return;
   const { sql, params } = scopeWhere(scope);
   const hit = await store.all(`select 1 from rollouts ${sql} limit 1`, params);
   if (hit.length) return;
+  // For the health report, training curves (no split) are evidence too: a run with only its log has a model state.
+  if (opts.curves && scope.split === undefined && (await store.all(`select 1 from metrics ${sql} limit 1`, params)).length) return;
   const runs = await store.all<{ run_id: string; n: number }>('select run_id, count(*)::integer as n from rollouts group by 1 order by 1 limit 20');
   const versions = await store.all<{ version: string }>('select distinct version from rollouts where version is not null order by 1 limit 20');
   const asked = [scope.run !== undefined && `run "${scope.run}"`, scope.version !== undefined && `version "${scope.version}"`, scope.split, scope.steps && `steps ${scope.steps[0]}:${scope.steps[1]}`].filter(Boolean).join(', ');

@@ -20,7 +20,8 @@ export function activate(context: vscode.ExtensionContext) {
   context.subscriptions.push(output);
 
   // Versions, Findings, Skills and the version commands; their engine loads on first use.
-  const views: { refresh(): void }[] = [registerVersioning(context, output, panels)];
+  const versioning = registerVersioning(context, output, panels);
+  const views: { refresh(): void }[] = [versioning];
   // Runs (jobs per cluster profile), the job commands and the status-bar item.
   views.push(registerJobs(context, output, panels));
   // Backtest, gate and evolve commands (and the "Backtest this change" lens's command).
@@ -32,7 +33,7 @@ export function activate(context: vscode.ExtensionContext) {
       return DoctorPanel.show(context, output);
     }),
     vscode.commands.registerCommand('evotrainer.showHealthReport', async () => {
-      return panels().HealthPanel.show(context, output);
+      return panels().HealthPanel.show(context, output, versioning.selectedVersion());
     }),
     vscode.commands.registerCommand('evotrainer.openFailureExplorer', (args?: unknown) => panels().ExplorerPanel.show(context, output, args)),
     vscode.commands.registerCommand('evotrainer.judgeRollouts', () => panels().judgeRollouts(context, output)),

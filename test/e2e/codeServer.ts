@@ -131,3 +131,28 @@ export async function atWebviewWidth(page: Page, frame: Frame, name: string, che
     await page.setViewportSize(before);
   }
 }
+
+/**
+ * What a webview app (`app`: its custom element) shows past the right edge of its frame or
+ * cuts inside a box, other than inside a scrolling or ellipsized box: `tag.class "text"`.
+ */
+export function clippedIn(frame: Frame, app: string): Promise<string[]> {
+  return frame.locator(app).evaluate((host) => {
+    const root = host.shadowRoot ?? host;
+    const width = document.documentElement.clientWidth;
+    const contained = (el: Element): boolean => {
+      for (let p = el.parentElement ?? ((el.getRootNode() as ShadowRoot).host as Element | undefined); p && p !== host; p = p.parentElement ?? ((p.getRootNode() as ShadowRoot).host as Element | undefined)) {
+        const cs = getComputedStyle(p);
+        if (/auto|scroll|hidden/.test(cs.overflowX) || cs.textOverflow === 'ellipsis') return true;
+      }
+      return false;
+    };
+    return [...root.querySelectorAll('*')]
+      .filter((el) => {
+        const r = el.getBoundingClientRect();
+        if (!r.width || contained(el) || getComputedStyle(el).textOverflow === 'ellipsis') return false;
+        return r.right > width + 1 || (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === 'visible' && el.children.length === 0);
+      })
+      .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')} "${(el.textContent ?? '').trim().slice(0, 40)}"`);
+  });
+}

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { DoctorReport } from '../../src/core/doctor';
 import { requireSharedData, sweDir } from '../helpers/data';
+import { writeHostileTrajectory } from '../helpers/hostile';
 import { startScriptedLlm, type ScriptedLlm } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { activityBarItem, assertBarsProportional, atWebviewWidth, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
@@ -26,9 +27,13 @@ describe('real VS Code (code-server in Chromium)', () => {
     const workspace = path.join(home, 'harness');
     mkdirSync(workspace);
     writeFileSync(path.join(workspace, 'evotrainer.yaml'), 'name: e2e-harness\ndomain: swe\n');
-    // The real SWE trajectories, imported with the CLI into the harness's own store.
-    const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', path.join(sweDir, 'trajs'), '--run', 'swe'], { cwd: workspace, encoding: 'utf8' });
-    assert.equal(imported.status, 0, imported.stderr);
+    // Two runs, imported with the CLI into the harness's own store: a one-rollout run, then
+    // the real SWE trajectories (the latest run, which Findings and the health report show).
+    writeHostileTrajectory(path.join(home, 'hostile'));
+    for (const [dir, run] of [[path.join(home, 'hostile', 'trajs'), 'hostile'], [path.join(sweDir, 'trajs'), 'swe']] as const) {
+      const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', dir, '--run', run], { cwd: workspace, encoding: 'utf8' });
+      assert.equal(imported.status, 0, imported.stderr);
+    }
     // The judge's model: a scripted OpenAI-compatible server on 127.0.0.1, a stand-in for a hosted LLM.
     llm = await startScriptedLlm(() => ({ content: JSON.stringify({ label: 'plausible', explanation: 'reads as a real attempt', cited_turns: [] }) }));
     mkdirSync(path.join(workspace, '.vscode'));
@@ -61,6 +66,9 @@ describe('real VS Code (code-server in Chromium)', () => {
     assert.equal(await frame.locator('[data-testid="check-store"]').getAttribute('data-status'), 'ok', 'DuckDB loaded inside the extension host');
     assert.match(await frame.locator('[data-testid="check-store"]').innerText(), /DuckDB v\d/);
     assert.match(await frame.locator('[data-testid="doctor-verdict"]').innerText(), /Ready/);
+    // The verdict is the CLI's: with an optional piece failing, it names it rather than a bare "Ready".
+    assert.equal(await frame.locator('[data-testid="doctor-verdict"]').getAttribute('data-level'), cli.level);
+    assert.ok((await frame.locator('[data-testid="doctor-verdict"]').innerText()).includes(cli.verdict), cli.verdict);
     // The dark theme reached the webview: its text is light on a dark background.
     const colors = await frame.locator('evo-doctor-app').evaluate((el) => {
       const cs = getComputedStyle(el);
@@ -95,18 +103,31 @@ describe('real VS Code (code-server in Chromium)', () => {
     await page.screenshot({ path: path.join(resultsDir, 'activity-bar-views.png') });
   }));
 
-  it('"EvoTrainer: Show Health Report" renders the health of the real SWE rollouts, with the leak finding', () => withScreenshot(page, 'health', async () => {
+  it('"EvoTrainer: Show Health Report" renders the health of the real SWE rollouts, leak metrics at the gate\'s thresholds', () => withScreenshot(page, 'health', async () => {
     await runCommand(page, 'EvoTrainer: Show Health Report');
     const frame = await findFrame(page, '[data-testid="health-report"]', 90_000);
-    assert.equal(await frame.locator('[data-testid="metric-git_history_share"]').getAttribute('data-status'), 'critical');
+    // 2 of 303 honest trajectories ran git log (0.7%): a warning, below the 5% the gate and the LEAK rule call a leak.
+    assert.equal(await frame.locator('[data-testid="metric-git_history_share"]').getAttribute('data-status'), 'warning');
+    assert.equal(await frame.locator('[data-testid="metric-answer_in_context_share"]').getAttribute('data-status'), 'ok');
     assert.match(await frame.locator('[data-testid="metric-pass_rate"]').innerText(), /73\.9%/);
     assert.equal(await frame.locator('[data-testid="metric-mean_logprob"]').getAttribute('data-status'), 'n/a');
-    assert.match(await frame.locator('[data-testid="finding-LEAK"]').innerText(), /git history/);
+    assert.equal(await frame.locator('[data-testid="finding-LEAK"]').count(), 0);
     assert.match(await frame.locator('[data-testid="failure-modes"]').innerText(), /format error loop/);
     await page.screenshot({ path: path.join(resultsDir, 'health-webview.png') });
     // The failure-mode bars as their counts say on first paint; no style refused by the CSP.
     await assertBarsProportional(frame, '[data-testid^="mode-bar-"]');
     assert.deepEqual(csp, []);
+    // The scope is labelled, Findings' by default (the latest run), and the user picks another.
+    const scope = frame.locator('[data-testid="health-scope"]');
+    assert.equal(await scope.innerText(), 'Scope: run swe (303 rollouts)');
+    await frame.locator('[data-testid="health-scope-select"]').click();
+    await frame.getByText('every run and version pooled (304 rollouts)').last().click();
+    await frame.locator('[data-testid="health-scope"]', { hasText: 'Scope: every run and version pooled (304 rollouts)' }).waitFor({ timeout: 30_000 });
+    await frame.locator('[data-testid="metric-pass_rate"]', { hasText: '73.7%' }).waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: path.join(resultsDir, 'health-scope-all.png') });
+    await frame.locator('[data-testid="health-scope-select"]').click();
+    await frame.getByText('run swe (303 rollouts)').last().click();
+    await frame.locator('[data-testid="health-scope"]', { hasText: 'Scope: run swe (303 rollouts)' }).waitFor({ timeout: 30_000 });
     await atWebviewWidth(page, frame, 'health', async () => {
       await assertBarsProportional(frame, '[data-testid^="mode-bar-"]');
       const clipped = await frame.locator('[data-testid^="metric-"] .name').evaluateAll((els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().height > 40).map((e) => e.textContent));

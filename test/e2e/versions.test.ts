@@ -11,7 +11,7 @@ import { recordSkill } from '../../src/core/harness/skills';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, refsSnapshot, REWARD } from '../integration/harness/helpers';
-import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, atWebviewWidth, clippedIn, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -28,6 +28,7 @@ describe('real VS Code: versions, lineage, skills', () => {
   let server: CodeServer;
   let browser: Browser;
   let page: Page;
+  let csp: string[] = [];
   let h: Harness;
   const home = tempDir('evotrainer-e2e-versions-');
   const workspace = path.join(home, 'harness $(x) "q"');
@@ -47,6 +48,7 @@ describe('real VS Code: versions, lineage, skills', () => {
     server = await startCodeServer({ workspace, home });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
+    csp = watchCspViolations(page);
     await openWorkbench(page, server.url);
     mkdirSync(resultsDir, { recursive: true });
   });
@@ -227,6 +229,7 @@ describe('real VS Code: versions, lineage, skills', () => {
     assert.match(await evidence.locator('[data-testid="version-backtest"]').innerText(), /0 ordering violations/);
     assert.match(await evidence.locator('[data-testid="version-state"]').innerText(), /promoted ★/);
     await shot('version-diff-evidence-dark.png');
+    await atWebviewWidth(page, evidence, 'version-evidence', async () => assert.deepEqual(await clippedIn(evidence, 'evo-version-app'), [], 'nothing cut off at 600 px'));
   }));
 
   it('the evidence of a fresh version says no backtest yet and not gated yet', () => withScreenshot(page, 'evidence-empty', async () => {
@@ -249,6 +252,8 @@ describe('real VS Code: versions, lineage, skills', () => {
     assert.match(await lineage.locator('[data-testid="lineage-node-v2"]').textContent() ?? '', /0\.45\s*\+0\.05/);
     assert.match(await lineage.locator('[data-testid="lineage-negative"]').innerText(), /v3 format-0\.2: pass_rate regressed 7 points/);
     await shot('lineage-graph-dark.png');
+    await atWebviewWidth(page, lineage, 'lineage', async () => assert.deepEqual(await clippedIn(lineage, 'evo-lineage-app'), [], 'nothing cut off at 600 px'));
+    assert.deepEqual(csp, [], 'no CSP violation in any webview');
   }));
 
   it('the same views and webviews in the light theme', () => withScreenshot(page, 'light', async () => {

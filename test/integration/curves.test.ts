@@ -3,10 +3,11 @@ import { spawnSync } from 'node:child_process';
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { curveSeries } from '../../src/core/diagnose/curves';
 import { computeHealth, computeSeries } from '../../src/core/diagnose/health';
 import { evaluateRules } from '../../src/core/diagnose/rules';
 import { RolloutStore } from '../../src/core/store/store';
-import { collapsingRun, healthyRun, writeEventFile, writeMlflowRun, writeVerlLog } from '../helpers/curves';
+import { collapsingRun, healthyRun, verlStepLine, writeEventFile, writeMlflowRun, writeVerlLog } from '../helpers/curves';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
 const fixture = path.join(repoRoot, 'test', 'fixtures', 'curves', 'verl-console', 'train.log');
@@ -54,9 +55,13 @@ describe('training curves in the store', () => {
     mkdirSync(path.dirname(live), { recursive: true });
     const text = readFileSync(fixture);
     const cut = text.indexOf('step:3 - ') + 40; // mid-line
-    writeFileSync(live, text.subarray(0, cut));
+    writeFileSync(live, text.subarray(0, text.indexOf('step:0 - ')));
     const store = await RolloutStore.open(':memory:');
     try {
+      const early = await store.import([live], { run: 'live' });
+      assert.deepEqual([early.curves, early.ignored.map((i) => i.file)], [undefined, [live]], 'a job log before its first step: nothing yet, no error');
+      assert.match(early.ignored[0]!.reason, /no training-curve line yet/);
+      writeFileSync(live, text.subarray(0, cut));
       const first = (await store.import([path.join(dir, 'job')], { run: 'live' })).curves!;
       assert.deepEqual((await store.all<{ step: number }>(`select distinct step from metrics order by 1`)).map((r) => r.step), [0, 1, 2]);
       appendFileSync(live, text.subarray(cut));
@@ -135,6 +140,26 @@ describe('training curves in the store', () => {
     }
   });
 
+  it('puts a curve beside the rollouts dumped at each step, per run and version, under its catalog name', async () => {
+    const dir = tempDir();
+    const run = path.join(dir, 'v7-train');
+    mkdirSync(path.join(run, 'rollout_data'), { recursive: true });
+    writeFileSync(path.join(run, 'job.log'), [1, 2, 3].map((s) => verlStepLine(s, { 'actor/entropy_loss': 0.6 - s / 10, 'critic/score/mean': s / 10 })).join('\n') + '\n');
+    const row = (score: number) => JSON.stringify({ input: 'What is 2+2?', output: score ? 'A: 4' : 'A: 5', gts: '4', score, step: 2, acc: score === 1 });
+    writeFileSync(path.join(run, 'rollout_data', '2.jsonl'), [row(1), row(0), row(1), row(1)].join('\n') + '\n');
+    const store = await RolloutStore.open(':memory:');
+    try {
+      await store.import([run], { version: 'v7' });
+      const [s] = await curveSeries(store, 'entropy', { run: 'v7-train' });
+      assert.equal(s!.metric, 'actor/entropy_loss', "older verl's name for the entropy");
+      assert.equal(s!.version, 'v7');
+      assert.deepEqual(s!.points.map((p) => [p.step, p.rollouts, p.passRate, p.rewardMean]), [[1, 0, null, null], [2, 4, 0.75, 0.75], [3, 0, null, null]]);
+      assert.ok(Math.abs(s!.points[1]!.value - 0.4) < 1e-12);
+    } finally {
+      store.close();
+    }
+  });
+
   it('evotrainer import and health on a real-shaped log: the bad line named with file:line, model state with values', () => {
     const dir = tempDir();
     const log = path.join(dir, 'train.log');
@@ -149,5 +174,11 @@ describe('training curves in the store', () => {
     assert.equal(h.status, 0, h.stderr);
     assert.match(h.stdout, /\n {2}entropy {2,}0\.\d{3}/);
     assert.match(h.stdout, /\n {2}entropy_drop {2,}\d+\.\d%/);
+    const list = cli(['curves', '--store', store]);
+    assert.equal(list.status, 0, list.stderr);
+    assert.match(list.stdout, /^gsm8k {2,}actor\/entropy {2,}8 {2,}1–8 {2,}0\.1688$/m);
+    const e = cli(['curves', 'entropy', '--store', store, '--steps', '5:7']);
+    assert.equal(e.status, 0, e.stderr);
+    assert.deepEqual(e.stdout.trim().split('\n').slice(1).map((l) => l.split(/\s+/).slice(0, 2)), [['5', '0.3921'], ['6', '0.2504'], ['7', '0.2013']]);
   });
 });

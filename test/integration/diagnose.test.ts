@@ -55,7 +55,9 @@ describe('health report and metric validation on the real data', () => {
     assert.ok(metricOf(h, 'first_edit_turn')! > 1 && metricOf(h, 'self_test_rate')! > 0.5);
     assert.equal(metricOf(h, 'mean_logprob'), null, 'not in this dump: not available, not zero');
     assert.equal(h.metrics.find((m) => m.name === 'mean_logprob')!.status, 'n/a');
-    assert.ok(h.alerts.some((a) => a.name === 'git_history_share' && a.status === 'critical'));
+    // 2 of 303 honest trajectories ran git log: a warning to read, not the critical leak the gate rejects (> 5%).
+    assert.equal(h.metrics.find((m) => m.name === 'git_history_share')!.status, 'warning');
+    assert.equal(metricOf(h, 'answer_in_context_share'), 0, 'no honest trajectory was shown its patch before writing it');
   });
 
   it('GSM8K: dead-group ratio and no-extractable-answer rate match independent counts', async () => {
@@ -79,6 +81,17 @@ describe('health report and metric validation on the real data', () => {
       assert.ok(v.auc >= 0 && v.auc <= 1, `${name} AUC ${v.auc}`);
       assert.ok(v.aucCi[0] <= v.auc + 1e-9 && v.auc <= v.aucCi[1] + 1e-9, `${name} CI ${v.aucCi} around ${v.auc}`);
       assert.equal(v.successes + v.failures, v.n);
+    }
+    // A rate validates as a rate: success and failure means weigh back to what health reports.
+    const h = await computeHealth(store, { run: 'swe' });
+    for (const name of CATALOG.filter((d) => d.feature && d.unit === 'ratio' && d.dimension === 'behavior').map((d) => d.name)) {
+      const v = await validateMetric(store, name, { run: 'swe' }, { reps: 50 });
+      assert.equal(v.unit, 'ratio');
+      assert.ok(v.meanSuccess >= 0 && v.meanSuccess <= 1 && v.meanFailure >= 0 && v.meanFailure <= 1, `${name}: ${v.meanSuccess} vs ${v.meanFailure} are not rates`);
+      if (['self_test_rate', 'edit_coverage', 'timeout_rate', 'git_history_share', 'observation_truncation_rate'].includes(name)) {
+        const pooled = (v.meanSuccess * v.successes + v.meanFailure * v.failures) / v.n;
+        assert.ok(Math.abs(pooled - metricOf(h, name)!) < 1e-9, `${name}: ${pooled} vs health ${metricOf(h, name)}`);
+      }
     }
     const tokens = await validateMetric(store, 'response_tokens', { run: 'swe' }, { reps: 200 });
     assert.ok(tokens.auc < 0.4, `long responses go with failure: AUC ${tokens.auc}`);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { requireSharedData, sweDir } from '../helpers/data';
@@ -29,32 +29,31 @@ describe('evotrainer health / diagnose in a harness (built CLI)', () => {
   it('runs the harness\'s script metrics (harness code) only with --trust; without, each is reported with its file and how to allow it', () => {
     const metrics = path.join(harness, 'diagnostics', 'metrics');
     mkdirSync(metrics, { recursive: true });
-    const marker = path.join(harness, 'script-metric-ran');
-    // the script leaves a mark where it runs: proof it ran, whatever its output
-    writeFileSync(path.join(metrics, 'ran_here.py'), `# description: marks that harness code ran\nimport json, sys\nopen(${JSON.stringify(marker)}, "w").write("ran")\nsys.stdin.read()\nprint(json.dumps({"value": 1}))\n`);
+    // its value can only come from running it
+    writeFileSync(path.join(metrics, 'ran_here.py'), '# description: shows that harness code ran\nimport json, sys\nsys.stdin.read()\nprint(json.dumps({"value": 7}))\n');
+    const ran = (stdout: string) => /ran_here\s+7\.000|"name": "ran_here"/.test(stdout);
     try {
       for (const cmd of [['health'], ['health', '--json'], ['diagnose'], ['diagnose', '--json']]) {
         const r = cli(cmd);
         assert.equal(r.status, 0, r.stderr);
-        assert.equal(existsSync(marker), false, `\`evotrainer ${cmd.join(' ')}\` ran harness code without --trust`);
+        assert.equal(ran(r.stdout), false, `\`evotrainer ${cmd.join(' ')}\` ran harness code without --trust`);
         assert.match(r.stdout, /ran_here\.py: a script metric runs harness code on this machine: pass --trust to run it/, cmd.join(' '));
       }
       const r = cli(['health', '--json', '--trust']);
       assert.equal(r.status, 0, r.stderr);
-      assert.equal(existsSync(marker), true, 'with --trust the script runs');
       const health = JSON.parse(r.stdout) as { metrics: { name: string; value: number | null }[]; problems: string[] };
-      assert.equal(health.metrics.find((m) => m.name === 'ran_here')?.value, 1);
+      assert.equal(health.metrics.find((m) => m.name === 'ran_here')?.value, 7, 'with --trust the script runs');
       assert.deepEqual(health.problems, []);
-      rmSync(marker);
-      assert.equal(cli(['diagnose', '--trust']).status, 0);
-      assert.equal(existsSync(marker), true, 'diagnose --trust runs it too');
+      assert.ok(ran(cli(['health', '--trust']).stdout), 'health --trust (text)');
     } finally {
       rmSync(path.join(harness, 'diagnostics'), { recursive: true, force: true });
-      rmSync(marker, { force: true });
     }
   });
 
-  it('diagnose prints findings and failure modes, text and JSON', () => {
+  it('diagnose prints findings and failure modes, text and JSON; the gate\'s leak threshold is the LEAK rule\'s', () => {
+    // The honest runs' 0.7% git-history share is below the default leak threshold (5%): no LEAK.
+    assert.deepEqual((JSON.parse(cli(['diagnose', '--json']).stdout) as { findings: { rule: string }[] }).findings, []);
+    writeFileSync(path.join(harness, 'evotrainer.yaml'), 'name: h\ndomain: swe\ngate:\n  leak: { max: 0 }\n');
     const text = cli(['diagnose']);
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /\[CRITICAL\] LEAK/);

@@ -1,12 +1,15 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { computeHealth, ensureFeatures, type HealthReport } from '../../src/core/diagnose/health';
 import { FAILURE_MODE_VIEW } from '../../src/core/diagnose/failureModes';
 import { RolloutStore } from '../../src/core/store/store';
-import { externalDir, requireSharedData } from '../helpers/data';
-import { tempDir } from '../helpers/tmp';
+import { externalDir, GSM8K_MAPPING, gsm8kFile, requireSharedData } from '../helpers/data';
+import { repoRoot, tempDir } from '../helpers/tmp';
+
+requireSharedData();
 
 const value = (h: HealthReport, name: string) => h.metrics.find((m) => m.name === name)!.value;
 
@@ -14,7 +17,6 @@ const value = (h: HealthReport, name: string) => h.metrics.find((m) => m.name ==
  * Files other projects' tools wrote, imported as a user would, then read by health and the
  * failure modes: outcomes that no file records read "not available", never as failures.
  */
-requireSharedData();
 
 describe('health and failure modes on third-party files', () => {
   let store: RolloutStore;
@@ -119,5 +121,44 @@ describe('health and failure modes on third-party files', () => {
     assert.equal(value(h, 'pass_at_k'), null);
     assert.equal(value(h, 'edit_coverage'), null);
     assert.deepEqual(await modes('wordle'), { unknown: 15 });
+  });
+
+  it('evotrainer import --verdicts FILE --domain: the built CLI reads the verdicts and records the domain; a missing file says what to give', async () => {
+    const dir = tempDir();
+    const summary = path.join(dir, 'sb-cli-report.json');
+    writeFileSync(summary, JSON.stringify({ resolved_ids: ['astropy__astropy-12907'], unresolved_ids: [], error_ids: [] }));
+    const store = path.join(dir, 'store.duckdb');
+    const cli = (args: string[]) => spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'evotrainer.js'), ...args], { encoding: 'utf8', cwd: dir });
+    const missing = cli(['import', path.join(externalDir, 'mini-swe-agent-v2'), '--verdicts', path.join(dir, 'nope.json'), '--store', store]);
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /--verdicts: .*nope\.json: no such file \(give the SWE-bench run summary/);
+    const r = cli(['import', path.join(externalDir, 'mini-swe-agent-v2'), '--verdicts', summary, '--domain', 'code', '--store', store, '--json']);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { rollouts: number }).rollouts, 1);
+    const s = await RolloutStore.open(store);
+    try {
+      assert.deepEqual(await s.all(`select correct, reward from rollouts`), [{ correct: true, reward: 1 }]);
+      assert.deepEqual(await s.all(`select domain from runs`), [{ domain: 'code' }]);
+    } finally {
+      s.close();
+    }
+  });
+
+  it('a run whose format names no domain takes the harness manifest\'s; a SWE format keeps its own', async () => {
+    const harness = tempDir();
+    const manifest = readFileSync(path.join(repoRoot, 'test', 'fixtures', 'evolve', 'mini', 'evotrainer.yaml'), 'utf8').replace(/^domain: .*$/m, 'domain: mathematics');
+    writeFileSync(path.join(harness, 'evotrainer.yaml'), manifest);
+    const cli = (args: string[]) => spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'evotrainer.js'), ...args], { encoding: 'utf8', cwd: harness });
+    const store = path.join(harness, 'store.duckdb');
+    let r = cli(['import', gsm8kFile, '--format', 'jsonl', '--mapping', JSON.stringify(GSM8K_MAPPING), '--run', 'gsm8k', '--store', store]);
+    assert.equal(r.status, 0, r.stderr);
+    r = cli(['import', path.join(externalDir, 'mini-swe-agent-v2'), '--run', 'mini', '--store', store]);
+    assert.equal(r.status, 0, r.stderr);
+    const s = await RolloutStore.open(store);
+    try {
+      assert.deepEqual(await s.all(`select id, domain from runs order by id`), [{ id: 'gsm8k', domain: 'math' }, { id: 'mini', domain: 'swe' }]);
+    } finally {
+      s.close();
+    }
   });
 });

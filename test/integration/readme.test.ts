@@ -82,4 +82,17 @@ describe('the README, as written', () => {
     assert.match(r.stdout, /recorded skill halving-the-format-reward-revives-dead/);
     assert.match(r.stdout, /clean: v1 on evo\/v1-skill-halving-the-format-reward-revives/);
   });
+
+  it('the PATH recipe puts `evotrainer` on PATH: it runs from a folder outside the clone', () => {
+    const block = blocks.find((b) => b.includes('ln -sf "$PWD/bin/evotrainer.js"'));
+    assert.ok(block, 'the PATH block');
+    const home = tempDir('evotrainer-home-');
+    const env = { ...process.env, HOME: home, PATH: `${path.join(home, '.local', 'bin')}:${path.dirname(process.execPath)}:/usr/bin:/bin` };
+    // As written: the first line in the clone, the second wherever the shell is (here: $HOME).
+    const r = spawnSync('bash', ['-c', `set -eu\n${commandsOf(block).join('\n')}\nevotrainer init my-harness && cd my-harness && evotrainer lineage`], { cwd: repoRoot, env, encoding: 'utf8' });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stdout, /^\d+\.\d+\.\d+/m, 'the version');
+    assert.match(r.stdout, /v0\s+promoted\s+pass_rate —\s+evo\/v0-root/);
+    assert.equal(spawnSync('git', ['-C', path.join(home, 'my-harness'), 'rev-parse', 'evo/promoted'], { encoding: 'utf8' }).status, 0);
+  });
 });

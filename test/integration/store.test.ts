@@ -6,21 +6,13 @@ import { describe, it } from 'node:test';
 import { RolloutStore } from '../../src/core/store/store';
 import { ImportError } from '../../src/core/store/rows';
 import { fixtures, GSM8K_MAPPING, gsm8kFile, requireSharedData, sweDir } from '../helpers/data';
+import { withStore } from '../helpers/store';
 import { repoRoot, tempDir } from '../helpers/tmp';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
 
 const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
-
-async function withStore<T>(file: string, fn: (s: RolloutStore) => Promise<T>): Promise<T> {
-  const s = await RolloutStore.open(file);
-  try {
-    return await fn(s);
-  } finally {
-    s.close();
-  }
-}
 
 function verlLine(i: number, step = 1, size = 0): string {
   return JSON.stringify({ input: `prompt ${i >> 2} ${'p'.repeat(size)}`, output: `answer ${i} ${'r'.repeat(size)}`, gts: '4', score: i % 2, step, acc: i % 2 === 1 });

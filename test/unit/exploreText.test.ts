@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { alignMessages, chunk, looksLikeDiff } from '../../src/core/explore/explorer';
 import type { StepRow } from '../../src/core/store/store';
-import { ansiSegments, diffLineKind, diffLines } from '../../src/webview/explorer/text';
+import { EXPLORER_COLUMNS, type ExplorerRow } from '../../src/core/explore/types';
+import { ansiSegments, cellText, diffLineKind, diffLines, plainText } from '../../src/webview/explorer/text';
+import { ANSI_TEXT } from '../helpers/hostile';
 import { MoreTextSchema, OpenExplorerArgsSchema, QuerySchema } from '../../src/extension/webviews/explorer/protocol';
 
 const plain = (text: string) => ansiSegments(text).map((s) => s.text).join('');
@@ -115,5 +117,19 @@ describe('explorer protocol: messages are validated on arrival', () => {
   it('accepts the command arguments the Findings view passes', () => {
     assert.ok(OpenExplorerArgsSchema.safeParse({ failureMode: 'leak' }).success);
     assert.ok(!OpenExplorerArgsSchema.safeParse({ rolloutId: 'x' }).success);
+  });
+});
+
+describe('explorer table cells and headings', () => {
+  it('show every untrusted value without a raw control, escapes dropped and controls visible, on one line', () => {
+    const hostile = `${ANSI_TEXT}\u009b2J\u007f\nnext\u0000`;
+    const row: ExplorerRow = { id: 7, run_id: hostile, version: hostile, step: 3, split: 'train', failure_mode: `mode_${hostile}`, correct: false, reward: 0.5, num_turns: 2, response_tokens: 10, stop_reason: hostile, prompt_id: hostile, preview: hostile };
+    for (const key of EXPLORER_COLUMNS) {
+      const text = cellText(row, key);
+      assert.doesNotMatch(text, /[\u0000-\u001f\u007f-\u009f]/, `${key}: ${JSON.stringify(text)}`);
+    }
+    assert.equal(cellText(row, 'run_id'), 'RED-ALERT plain after-title\\x7f next\\x00');
+    assert.equal(plainText('bell\u0007 csi\u009b31m'), 'bell\\x07 csi');
+    assert.equal(cellText({ ...row, stop_reason: null }, 'stop_reason'), '—');
   });
 });

@@ -156,13 +156,14 @@ def make_hook(sandbox, readable):
 
 def _sandbox_guarded(event, fn, _audit=sys.audit):
     """`fn` (os.stat, os.readlink, ...: calls the interpreter does not audit) raising an audit
-    event first, so the hook sees its path. Only the wrapper is reachable afterwards."""
+    event first, so the hook sees its path. Code that digs the original out of the wrapper's
+    defaults still gets at file metadata only: writes are refused by the hook and, with the
+    read-only root, by the kernel."""
 
     def guarded(path, *args, _fn=fn, _event=event, _audit=_audit, **kwargs):
         _audit(_event, path)
         return _fn(path, *args, **kwargs)
 
-    guarded.__name__ = guarded.__qualname__ = fn.__name__
     return guarded
 
 
@@ -231,11 +232,33 @@ def read_only_root(writable, outer_namespace):
     os.chdir(writable)  # onto the read-write mount (the working folder was the one beneath)
 
 
+def drop_capabilities():
+    """No capabilities left, none to regain through setuid programs: a candidate still root in
+    its namespaces cannot remount the root read-write or mount anything."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+    cap = 0
+    while libc.prctl(24, cap, 0, 0, 0) == 0:  # PR_CAPBSET_DROP, until EINVAL past the last one
+        cap += 1
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    if libc.capset(header, (ctypes.c_uint32 * 6)()) != 0:
+        raise OSError(ctypes.get_errno(), "capset: could not drop the capabilities")
+
+
 def probe(folder, outer_namespace):
-    """Exit 0 when the read-only root holds here: `folder` writable, its parent not."""
+    """Exit 0 when the read-only root holds here: `folder` writable, its parent not, and no
+    way to remount it read-write."""
     read_only_root(folder, outer_namespace)
+    drop_capabilities()
     with open(os.path.join(folder, "probe"), "w") as f:
         f.write("x")
+    import ctypes
+
+    if ctypes.CDLL(None).mount(None, b"/", None, ctypes.c_ulong(MS_REMOUNT | MS_BIND), None) == 0:
+        os._exit(5)
     try:
         open(os.path.join(os.path.dirname(folder), "evotrainer-probe"), "w").close()
     except OSError as e:
@@ -282,6 +305,12 @@ def main():
         os.setgroups([])
         os.setgid(NOBODY)
         os.setuid(NOBODY)
+    if outer_namespace and os.getuid() == 0:
+        try:
+            drop_capabilities()
+        except OSError as e:
+            os.write(2, ("sandbox setup: %s\n" % e).encode("utf-8", "replace"))
+            os._exit(SETUP_EXIT)
 
     # Over the CPU limit the kernel sends SIGKILL (soft = hard: no SIGXCPU first that the
     # program could ignore or turn into an exit of its own choosing).

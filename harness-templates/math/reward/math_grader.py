@@ -292,11 +292,12 @@ def parse_number(s: str) -> Optional[Fraction]:
 
 
 def _numbers_close(a, b) -> bool:
-    """Exact for rationals; otherwise (an irrational, or a float artefact such as 0.30000000000000004)
-    within a relative 1e-9 (a rounded decimal such as 1.732 is not sqrt(3))."""
+    """Exact for integers; other rationals within a relative 1e-12 (a float artefact such as
+    0.30000000000000004 is 0.3); irrationals within a relative 1e-9 (a rounded decimal such as 1.732
+    is not sqrt(3))."""
     if isinstance(a, Fraction) and isinstance(b, Fraction):
-        if a == b:
-            return True
+        if a == b or a.denominator == 1 and b.denominator == 1:
+            return a == b
         return abs(a - b) <= Fraction(1, 10 ** 12) * max(abs(a), abs(b))
     try:
         return abs(complex(a) - complex(b)) <= 1e-9 * max(1.0, abs(complex(a)), abs(complex(b)))
@@ -413,8 +414,8 @@ def _apply_bare_functions(tokens):
                         break
             if not arg:
                 raise ValueError("function without an argument")
-            group = [("op", "(")] + [("op", "(")] + [(kind, val)] + [("op", "(")] + arg + [("op", ")")] + [("op", ")")] + power + [("op", ")")]
-            out.extend(group)
+            opening, closing = ("op", "("), ("op", ")")
+            out.extend([opening, opening, (kind, val), opening] + arg + [closing, closing] + power + [closing])  # ((fn(arg))**k)
             i = j
             continue
         out.append((kind, val))
@@ -431,7 +432,7 @@ def _join(tokens) -> str:
             pk, pv = prev
             left = pk in ("num", "name") or pv in (")", "!")
             right = kind in ("num", "name", "fn") or val == "("
-            if left and right and not (pk == "fn"):
+            if left and right:
                 out.append("*")
         out.append(val)
         prev = (kind, val)
@@ -494,8 +495,8 @@ def _eval(node, env):
         if isinstance(node.op, ast.Div):
             return a / b
         if isinstance(node.op, ast.Pow):
-            if isinstance(b, Fraction) and b.denominator == 1 and abs(b) <= 64:
-                if isinstance(a, Fraction) and max(a.numerator.bit_length(), a.denominator.bit_length()) * abs(b) > 20000:
+            if isinstance(b, Fraction) and b.denominator == 1 and (abs(b) <= 64 or isinstance(a, Fraction)):
+                if isinstance(a, Fraction) and max(abs(a.numerator), a.denominator) > 1 and max(a.numerator.bit_length(), a.denominator.bit_length()) * abs(b) > 20000:
                     raise ValueError("power too large")  # ((9^64)^64)^64 would not finish
                 return a ** int(b)
             if isinstance(b, complex) or abs(float(b)) > 64 or abs(complex(a)) > 1e12:
@@ -810,6 +811,10 @@ def _parse(s: str, depth: int = 0):
     if m:
         rows = [r for r in re.split(r"\\\\", m.group(3)) if r.strip()]
         return ("matrix", tuple(tuple(_parse(c.strip(), depth + 1) for c in r.split("&")) for r in rows))
+    m = re.fullmatch(r"\\begin\{(cases|aligned|align\*?|gathered)\}(\{[^{}]*\})?(.*)\\end\{\1\}", s, re.S)
+    if m:  # a system: its lines in any order
+        rows = [r.replace("&", " ").strip().rstrip(",;.") for r in re.split(r"\\\\", m.group(3))]
+        return ("list", tuple(_parse(r, depth + 1) for r in rows if r))
     if s.startswith("\\{") and s.endswith("\\}") and _split_top(s, " U ") == [s]:
         return ("set", tuple(_parse(p, depth + 1) for p in _expand_pm(_split_top(s[2:-2])) if p))
     if s.startswith("{") and _closing(s, 0) == len(s) - 1 and ("," in s or "\\pm" in s):
@@ -985,6 +990,8 @@ def _nodes_equal(a, b) -> bool:
         return other[0] == "expr" and other[1].strip("() ") == (a if ka == "choice" else b)[1]
     if ka == "matrix" and kb == "matrix":
         return len(a[1]) == len(b[1]) and all(len(r) == len(q) and all(_nodes_equal(x, y) for x, y in zip(r, q)) for r, q in zip(a[1], b[1]))
+    if ka == "set" and kb == "set":  # sets: duplicates do not count
+        return all(any(_nodes_equal(x, y) for y in b[1]) for x in a[1]) and all(any(_nodes_equal(x, y) for x in a[1]) for y in b[1])
     if {ka, kb} <= {"set", "list"}:
         return _unordered_equal(a[1], b[1])
     if {ka, kb} == {"set", "expr"}:  # {5} against 5
@@ -1019,9 +1026,13 @@ def _scalar_equal(a: str, b: str) -> bool:
         return True
     if not ca or not cb:
         return False
-    if re.fullmatch(r"[A-Za-z][a-z ]+", a) and re.fullmatch(r"[A-Za-z][a-z ]+", b):
+    if re.fullmatch(r"[A-Za-z][A-Za-z ]*", a) and re.fullmatch(r"[A-Za-z][A-Za-z ]*", b):
         la, lb = a.lower(), b.lower()
-        return _BOOLEANS.get(la, la) == _BOOLEANS.get(lb, lb)
+        la, lb = _BOOLEANS.get(la, la), _BOOLEANS.get(lb, lb)
+        if la == lb and len(ca) > 1:  # words: "White" is "white", "no" is "false"
+            return True
+        if max(len(ca), len(cb)) > 3 or {la, lb} & {"true", "false"}:
+            return False  # different words; short ones (xy, abc) are still compared as products below
     na, nb = parse_number(a), parse_number(b)
     if na is not None and nb is not None:
         if na == nb:

@@ -77,6 +77,7 @@ class NotationTest(unittest.TestCase):
         self.differ("\\{1\\pm\\sqrt5,-2\\}", "\\{-2,1+\\sqrt5\\}")
         self.same("\\{3,1,2\\}", "\\{1,2,3\\}", "\\{1,2\\} \\cup \\{3\\}")
         self.differ("\\{1,2\\} \\cup \\{3\\}", "\\{1,2\\}")
+        self.same("\\{1,2,2\\}", "\\{2,1\\}")
         self.same("\\langle 1, 2 \\rangle", "(1,2)")
         self.differ("(1,2)", "(2,1)")
         self.differ("(1,2,3)", "[1,2,3]")
@@ -105,6 +106,9 @@ class NotationTest(unittest.TestCase):
         self.same("x^2 - 1 = 0", "2x^2 - 2 = 0", "0 = 1 - x^2")
         self.differ("5x - 7y + 11z + 4 = 0", "x + y - z + 2 = 0")
         self.differ("\\sin(x)=\\frac{42}{59}", "\\cos(x)=\\frac{42}{59}")
+        # a system: its lines in any order, each up to a factor
+        self.same("\\begin{cases} a+b=\\frac12 \\\\ a-b=\\sqrt3 \\end{cases}", "\\begin{cases} a-b=\\sqrt{3} \\\\ 2a+2b=1 \\end{cases}")
+        self.differ("\\begin{cases} a+b=1 \\\\ a-b=2 \\end{cases}", "\\begin{cases} a+b=1 \\\\ a-b=3 \\end{cases}")
 
     def test_matrices_and_vectors(self):
         self.same("\\begin{pmatrix} 1 & \\frac12 \\\\ 0 & 4 \\end{pmatrix}", "\\begin{bmatrix}1&0.5\\\\0&4\\end{bmatrix}")
@@ -131,6 +135,9 @@ class NotationTest(unittest.TestCase):
     def test_scientific_notation_and_leading_zeros(self):
         self.same("3.54 \\times 10^{-7}", "3.54e-07", "0.000000354")
         self.same("033", "33", "+033")
+        self.same("2^{100}", "1267650600228229401496703205376")
+        self.differ("2^{100}", "1267650600228229401496703205377")
+        self.same("0.30000000000000004", "0.3")
         self.differ("3.54 \\times 10^{-7}", "3.54e-06")
 
     def test_alternatives_joined_by_or(self):
@@ -144,6 +151,12 @@ class NotationTest(unittest.TestCase):
         self.same("\\log_2 8", "3", "\\log_{2}(8)", "\\frac{\\ln 8}{\\ln 2}")
         self.same("\\log_b b^2", "2")
         self.differ("\\log_2 8", "4")
+
+    def test_words_and_products_of_letters(self):
+        self.same("White", "white", "\\text{white}")
+        self.same("xy", "yx", "x \\cdot y")
+        self.differ("Devon", "Devin")
+        self.differ("E", "e")
 
     def test_multiple_choice_letters(self):
         self.same("C", "(C)", "C. x = 42")

@@ -157,6 +157,18 @@ def isolation_prefix() -> List[str]:
     return _ISOLATION
 
 
+# The only variables the patched code sees (its own HOME and TMPDIR besides): no API keys,
+# tokens or credentials of the trainer's environment.
+ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "TZ", "VIRTUAL_ENV", "CONDA_PREFIX", "CONDA_DEFAULT_ENV",
+             "PYTEST_DISABLE_PLUGIN_AUTOLOAD")
+
+
+def scrubbed_environment(scratch: str) -> Dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith("LC_")}
+    env.update(HOME=scratch, TMPDIR=scratch, PYTHONDONTWRITEBYTECODE="1")
+    return env
+
+
 def run_tests(work: str, tests: List[str], runner: str = "unittest", timeout_s: float = 600) -> Tuple[Dict[str, str], str, List[str]]:
     """Each test's outcome (PASSED, FAILED, SKIPPED) from the driver's report, the output, and
     the framework functions that changed while the tests ran. No report: every test failed."""
@@ -164,11 +176,10 @@ def run_tests(work: str, tests: List[str], runner: str = "unittest", timeout_s: 
         return {}, "", []
     if runner not in ("unittest", "pytest"):
         raise ValueError("test_runner must be unittest or pytest, got %r" % runner)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "EVOTRAINER", "PYTEST_ADDOPTS"))}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     nonce = secrets.token_hex(16)
     box = tempfile.mkdtemp(prefix="evotrainer-swe-report-")
     report_file = os.path.join(box, "report.json")
+    env = scrubbed_environment(box)
     cmd = [sys.executable, "-I", "-B", DRIVER, runner, report_file, *tests]
     try:
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as inp:

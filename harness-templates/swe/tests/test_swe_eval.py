@@ -301,6 +301,18 @@ class JudgeExploitTest(RepoCase):
                     self.assertNotResolved(r, details, name, tests_fail=False)
                     self.assertTrue(details["framework_tampering"], name)
 
+    def test_the_patched_code_sees_none_of_the_trainers_secrets(self):
+        leak = CALC_FIXED + "\nimport os, sys\nsys.stderr.write('LEAKED=%s\\n' % os.environ.get('OPENAI_API_KEY', 'none'))\n"
+        os.environ["OPENAI_API_KEY"] = "sk-test-trainer-secret"
+        try:
+            report = evaluate(self.task, diff_of(self.repo, self.base, lambda w: write(w, "calc.py", leak)), keep_log=True)
+        finally:
+            del os.environ["OPENAI_API_KEY"]
+        log = report["evotrainer"]["log"]
+        self.assertIn("LEAKED=none", log)
+        self.assertNotIn("sk-test-trainer-secret", log)
+        self.assertTrue(report["calc__calc-1"]["resolved"])  # a correct fix still resolves
+
     def test_a_plugin_added_to_the_test_configuration_earns_nothing(self):
         plugin = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
                   "    outcome = yield\n    rep = outcome.get_result()\n    rep.outcome = 'passed'\n    rep.longrepr = None\n")

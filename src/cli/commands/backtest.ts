@@ -3,6 +3,7 @@ import type { Scope } from '../../core/diagnose/health';
 import { formatBacktest, formatGate, recordBacktest, recordGate, runBacktest, runGate } from '../../core/backtest';
 import { clusterRunner } from '../../core/backtest/cluster';
 import { resolveProfile } from '../../core/jobs';
+import { LLM_ENV, openAiChatFromEnv } from '../../core/llm/openai';
 import { readWorkingManifest } from '../../core/harness/repo';
 import { promoteVersion, rejectVersion } from '../../core/harness/versions';
 import type { Harness } from '../../core/harness/repo';
@@ -101,11 +102,12 @@ export const backtest: Command = {
 
 export const gate: Command = {
   summary: 'judge a version: PROMOTE / REJECT / NEEDS-HUMAN with every reason (recorded on the version)',
-  usage: 'evotrainer gate vN [--against vM] [--apply] [--json]',
+  usage: 'evotrainer gate vN [--against vM] [--apply] [--audit N] [--json]',
   flags: {
     against: { type: 'string', description: 'baseline (default: the promoted version, else the parent)' },
     apply: { type: 'boolean', description: 'act on the decision: promote on PROMOTE, reject (with the failing reasons) on REJECT' },
     'no-record': { type: 'boolean', description: 'judge only: record nothing (e.g. to compare a decided version with an older one)' },
+    audit: { type: 'string', description: `flipped trajectories an LLM judge reads (default 8 when ${LLM_ENV.endpoint} and ${LLM_ENV.model} are set; 0: none)` },
     ...STORE,
     ...HARNESS_FLAG,
     ...JSON_FLAG,
@@ -113,7 +115,10 @@ export const gate: Command = {
   async run(flags, positionals) {
     const id = versionArg(positionals, 'gate');
     return withHarnessStore(flags, async (h, store) => {
-      const report = await runGate(h, store, { version: id, against: flagString(flags, 'against') });
+      const sample = flagString(flags, 'audit') === '0' ? 0 : (positiveFlag(flags, 'audit', true) ?? 8);
+      const llm = process.env[LLM_ENV.endpoint] && process.env[LLM_ENV.model] && sample > 0;
+      const audit = llm ? { model: openAiChatFromEnv(), sample, budget: { maxCalls: sample } } : undefined;
+      const report = await runGate(h, store, { version: id, against: flagString(flags, 'against'), ...(audit ? { audit } : {}) });
       if (!flags['no-record']) await recordGate(h, report);
       else if (flags.apply) throw new UsageError('--apply needs the decision recorded; drop --no-record');
       let applied = '';

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CATALOG } from '../../core/diagnose/catalog';
 import { FAILURE_MODE_VIEW, SUGGESTED_LAYER, type FailureMode } from '../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, ensureFeatures, scopeWhere, type HealthReport, type Scope, type ThresholdOverrides } from '../../core/diagnose/health';
+import { computeHealth, computeSeries, ensureFeatures, manifestThresholds, scopeWhere, type HealthReport, type Scope, type ThresholdOverrides } from '../../core/diagnose/health';
 import { MANIFEST_FILE, parseManifest } from '../../core/harness/manifest';
 import { evaluateRules } from '../../core/diagnose/rules';
 import { validateMetric } from '../../core/diagnose/validate';
@@ -26,11 +26,11 @@ function harnessOf(flags: Record<string, string | boolean>): string | null {
   return flagString(flags, 'harness') ?? findHarnessRoot(process.cwd());
 }
 
-/** The harness manifest's thresholds override the catalog's defaults. */
+/** The harness manifest's thresholds (and its gate's leak threshold) override the catalog's defaults. */
 function thresholdsOf(root: string | null): ThresholdOverrides | undefined {
   const file = root ? path.join(root, MANIFEST_FILE) : null;
   if (!file || !existsSync(file)) return undefined;
-  return parseManifest(readFileSync(file, 'utf8'), file).thresholds as ThresholdOverrides | undefined;
+  return manifestThresholds(parseManifest(readFileSync(file, 'utf8'), file));
 }
 
 const fmt = (v: number | null, unit: string) => (v === null ? 'not available' : unit === 'ratio' ? `${(v * 100).toFixed(1)}%` : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
@@ -63,7 +63,7 @@ export const health: Command = {
     const scope = scopeFromFlags(flags);
     const root = harnessOf(flags);
     const { report, problems } = await withStore(flags, async (s) => {
-      await requireRolloutsInScope(s, scope);
+      await requireRolloutsInScope(s, scope, { curves: true });
       const report = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       if (!root) return { report, problems: [] as string[] };
       const user = await evaluateUserDiagnostics(s, root, scope, { health: report, trust: Boolean(flags.trust) });
@@ -82,7 +82,7 @@ export const diagnose: Command = {
   async run(flags) {
     const scope = scopeFromFlags(flags);
     const result = await withStore(flags, async (s) => {
-      await requireRolloutsInScope(s, scope);
+      await requireRolloutsInScope(s, scope, { curves: true });
       const root = harnessOf(flags);
       const h = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
       const series = await computeSeries(s, scope);
@@ -149,7 +149,7 @@ export const metric: Command = {
         lines.push(`${r.metric.padEnd(28)} ${r.error}`);
         continue;
       }
-      lines.push(`${r.metric.padEnd(28)} ${`${r.auc.toFixed(3)} [${r.aucCi[0].toFixed(2)}, ${r.aucCi[1].toFixed(2)}]`.padEnd(22)} ${`${r.effectSize.toFixed(2)} [${r.effectCi[0].toFixed(2)}, ${r.effectCi[1].toFixed(2)}]`.padEnd(24)} ${r.meanSuccess.toFixed(2)} vs ${r.meanFailure.toFixed(2)} (n=${r.successes}/${r.failures})`);
+      lines.push(`${r.metric.padEnd(28)} ${`${r.auc.toFixed(3)} [${r.aucCi[0].toFixed(2)}, ${r.aucCi[1].toFixed(2)}]`.padEnd(22)} ${`${r.effectSize.toFixed(2)} [${r.effectCi[0].toFixed(2)}, ${r.effectCi[1].toFixed(2)}]`.padEnd(24)} ${fmt(r.meanSuccess, r.unit)} vs ${fmt(r.meanFailure, r.unit)} (n=${r.successes}/${r.failures})`);
     }
     out(lines.join('\n'));
     return 0;

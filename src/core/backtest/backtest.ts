@@ -7,8 +7,10 @@ import type { Invariant, Manifest } from '../harness/manifest';
 import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo';
 import type { RolloutStore } from '../store/store';
 import { computeStats, formatStats, type BacktestStats, type ScoredRollout, type Side } from './report';
-import { BacktestError, WorkerPool, type CallResult, type FunctionSpec } from './pool';
+import { workerIsolation, type WorkerIsolation } from './confine';
+import { BacktestError, WorkerPool, workerScript, type CallResult, type FunctionSpec } from './pool';
 import { changedPaths, classifyPath, filterSpecs, materialize, rewardSpec, type Tree } from './trees';
+import { seedOf } from '../util/random';
 
 /**
  * Step 7 of the method: replay an intervention on cached rollouts before any GPU hour
@@ -45,6 +47,8 @@ export interface BacktestReport {
   summary: string;
   wallSeconds: number;
   throughput: number | null;
+  /** What confined the harness code where it ran on this machine (null: it ran elsewhere, or none ran). */
+  isolation: Omit<WorkerIsolation, 'prefix'> | null;
 }
 
 export interface BacktestOptions {
@@ -307,7 +311,7 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
   if (diagChanged) kinds.push('metric_replay');
   const notReplayable = other.length ? { paths: other, needs: needsFor(other) } : null;
   if (notReplayable) kinds.push('not_replayable');
-  const base: Omit<BacktestReport, 'stats' | 'metricReplays' | 'verdict' | 'reasons' | 'summary' | 'wallSeconds' | 'throughput'> = {
+  const base: Omit<BacktestReport, 'stats' | 'metricReplays' | 'verdict' | 'reasons' | 'summary' | 'wallSeconds' | 'throughput' | 'isolation'> = {
     schema: 1,
     version: entry.id,
     against: against.id,
@@ -320,7 +324,7 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
   const replayable = rewardChanged || filterChanged || diagChanged;
   if (!replayable) {
     const reasons = [notReplayable ? `not replayable — needs a run: ${notReplayable.needs} (changed: ${notReplayable.paths.join(', ')})` : 'no change to the reward, filters or diagnostics: nothing to replay'];
-    return { ...base, stats: null, metricReplays: [], verdict: 'not_replayable', reasons, summary: `${entry.id} vs ${against.id}: ${reasons[0]}`, wallSeconds: (Date.now() - t0) / 1000, throughput: null };
+    return { ...base, stats: null, metricReplays: [], verdict: 'not_replayable', reasons, summary: `${entry.id} vs ${against.id}: ${reasons[0]}`, wallSeconds: (Date.now() - t0) / 1000, throughput: null, isolation: null };
   }
   if (!o.trust && (rewardChanged || filterChanged || diagChanged)) {
     throw new HarnessError(`backtesting ${entry.id} runs this harness's own code (${changed.filter((p) => classes.get(p) !== 'other').join(', ')}) on this machine; pass --trust to allow it (in the editor: trust the workspace)`);
@@ -329,6 +333,9 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
   const oldTree = await materialize(h, against.commit);
   try {
     const runner = o.runner ?? localRunner(o);
+    // Reward and filter calls run here unless a runner takes them elsewhere; script metrics of a metric replay always do.
+    const here = !o.runner || diagChanged ? await workerIsolation(o.python ?? mNew.python ?? 'python3', workerScript()) : null;
+    const isolation = here && { network: here.network, readOnlyRoot: here.readOnlyRoot, environment: here.environment, detail: here.detail };
     let selector = o.selector ?? {};
     if (!o.selector || Object.keys(o.selector).length === 0) {
       const has = await store.one<{ n: number }>('select count(*)::int as n from rollouts where version = ?', [against.id]);
@@ -361,7 +368,7 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
       // The baseline's invariants (a candidate cannot relax the rules it is judged by) plus any it adds.
       const seen = new Set<string>();
       const invariants: Invariant[] = [...(mOld.backtest?.invariants ?? []), ...(mNew.backtest?.invariants ?? [])].filter((i) => !seen.has(JSON.stringify(i)) && Boolean(seen.add(JSON.stringify(i))));
-      stats = computeStats(rows, invariants, { reps: mNew.gate?.bootstrap_reps, confidence: mNew.gate?.confidence });
+      stats = computeStats(rows, invariants, { reps: mNew.gate?.bootstrap_reps, confidence: mNew.gate?.confidence, seed: seedOf(`${against.id}→${entry.id}`) });
       const maxErr = o.maxErrorShare ?? 0.05;
       if (stats.errors.after / stats.rollouts > maxErr) {
         verdict = 'fail';
@@ -382,7 +389,7 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
     }
     if (notReplayable) reasons.push(`partly not replayable — needs a run: ${notReplayable.needs} (${notReplayable.paths.join(', ')})`);
     const summary = `${entry.id} vs ${against.id} [${kinds.join(', ')}]: ${verdict.toUpperCase()}${stats ? `; dead groups ${stats.deadGroups.before}→${stats.deadGroups.after} (revived ${stats.deadGroups.revived}), ordering violations ${stats.ordering.newViolations} new, successes penalized ${stats.successes.penalized}, truncated ${stats.successes.truncated}, filtered ${stats.successes.filtered}` : ''}`;
-    return { ...base, selector, stats, metricReplays, verdict, reasons, summary, wallSeconds: (Date.now() - t0) / 1000, throughput };
+    return { ...base, selector, stats, metricReplays, verdict, reasons, summary, wallSeconds: (Date.now() - t0) / 1000, throughput, isolation };
   } catch (err) {
     if (err instanceof BacktestError) throw new HarnessError(err.message);
     throw err;
@@ -399,6 +406,7 @@ export function formatBacktest(r: BacktestReport): string {
     lines.push(`  metric replay ${m.metric} (${m.file}): ${m.perVersion.map((p) => `${p.version}[${p.status}]=${p.value === null ? 'n/a' : p.value.toFixed(3)}`).join(' ')}`);
   }
   lines.push(`verdict: ${r.verdict.toUpperCase()}`, ...r.reasons.map((x) => `  - ${x}`));
+  if (r.isolation) lines.push(r.isolation.detail);
   if (r.throughput) lines.push(`(${r.wallSeconds.toFixed(1)} s, ${Math.round(r.throughput)} reward calls/s)`);
   return lines.join('\n');
 }

@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
-import { CATALOG, metricByName, type MetricDefinition } from '../diagnose/catalog';
-import { computeHealth, ensureFeatures, GROUP_COLUMNS, type HealthReport } from '../diagnose/health';
+import { CATALOG, LEAK_METRICS, metricByName, type MetricDefinition } from '../diagnose/catalog';
+import { computeHealth, criticalThreshold, ensureFeatures, formatLeak, GROUP_COLUMNS, manifestThresholds, type HealthReport, type LeakExample } from '../diagnose/health';
 import { checkBoundary } from '../harness/boundary';
 import { analyzeChanges } from '../harness/changes';
 import { readLedger, requireEntry, updateLedger, type LedgerEntry } from '../harness/evidence';
@@ -10,7 +10,10 @@ import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo'
 import { parseCriterion } from '../harness/versions';
 import type { GateDecision } from '../model';
 import type { RolloutStore } from '../store/store';
+import { auditGain, type GainAuditOptions } from './gainAudit';
+import { analyzeFlips, flipsLeak, formatFlipBehaviour, formatFlipLeaks, type FlipAnalysis } from './flips';
 import { comparePaired, formatComparison, type PairedComparison } from './stats';
+import { seedOf } from '../util/random';
 
 /**
  * The promotion gate (METHOD.md, "Promotion — and preventing false prosperity"):
@@ -39,6 +42,10 @@ export interface GateReport {
   checks: GateCheck[];
   comparisons: Record<string, PairedComparison>;
   evalRollouts: { version: number; baseline: number; split: string | null };
+  /** The flipped tasks and what their trajectories did that the baseline's did not (null: no flips or no baseline). */
+  flips?: FlipAnalysis | null;
+  /** Eval trajectories shown their answer before writing it: where (rollout, turn, channel). */
+  leaks?: LeakExample[];
   decidedAt: string;
 }
 
@@ -72,17 +79,33 @@ function evalWhere(s: EvalScope): { sql: string; params: DuckDBValue[] } {
 
 /** A catalog metric per task (prompt), for paired intervals; null when it has no per-rollout form. */
 async function perTask(store: RolloutStore, def: MetricDefinition, s: EvalScope): Promise<Map<string, number> | null> {
+  return (await perTaskMany(store, [def], s))[0]!;
+}
+
+/** Several catalog metrics per task in one pass over the features (one scan per source). */
+async function perTaskMany(store: RolloutStore, defs: MetricDefinition[], s: EvalScope): Promise<(Map<string, number> | null)[]> {
   const { sql, params } = evalWhere(s);
-  let q: string;
-  if (def.source === 'rollouts' && def.sql !== 'null') q = `select prompt_id as t, (${def.sql})::double as v from rollout_features ${sql} group by prompt_id`;
-  else if (def.source === 'groups') {
-    q = `select t, (${def.sql})::double as v from (select prompt_id as t, run_id, group_id, ${GROUP_COLUMNS}
-           from rollout_features ${sql} group by all) group by t`;
-  } else return null;
-  const rows = await store.all<{ t: string; v: number | null }>(q, params);
-  const m = new Map<string, number>();
-  for (const r of rows) if (r.v !== null && Number.isFinite(r.v)) m.set(r.t, r.v);
-  return m;
+  const out: (Map<string, number> | null)[] = defs.map(() => null);
+  const read = async (idx: number[], from: (cols: string) => string) => {
+    if (!idx.length) return;
+    const rows = await store.all<Record<string, unknown>>(from(idx.map((i) => `(${defs[i]!.sql})::double as m${i}`).join(', ')), params);
+    for (const i of idx) {
+      const m = new Map<string, number>();
+      for (const r of rows) {
+        const v = r[`m${i}`];
+        if (typeof v === 'number' && Number.isFinite(v)) m.set(r.t as string, v);
+      }
+      out[i] = m;
+    }
+  };
+  const of = (src: string) => defs.flatMap((d, i) => (d.source === src && (src !== 'rollouts' || d.sql !== 'null') ? [i] : []));
+  await read(of('rollouts'), (cols) => `select prompt_id as t, ${cols} from rollout_features ${sql} group by prompt_id`);
+  await read(
+    of('groups'),
+    (cols) => `select t, ${cols} from (select prompt_id as t, run_id, group_id, ${GROUP_COLUMNS}
+           from rollout_features ${sql} group by all) group by t`,
+  );
+  return out;
 }
 
 async function countEval(store: RolloutStore, s: EvalScope): Promise<number> {
@@ -90,6 +113,7 @@ async function countEval(store: RolloutStore, s: EvalScope): Promise<number> {
   return (await store.one<{ n: number }>(`select count(*)::int as n from rollout_features ${sql}`, params))?.n ?? 0;
 }
 
+const pct = (x: number, digits = 1) => `${(x * 100).toFixed(digits)}%`;
 const fmt = (x: number | null | undefined) => (x === null || x === undefined || !Number.isFinite(x) ? 'n/a' : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(3));
 
 function compare(a: number, op: string, b: number): boolean {
@@ -100,6 +124,8 @@ export interface GateOptions {
   version: string;
   /** Compared against (default: the promoted version, else the parent). */
   against?: string;
+  /** An LLM judge reads a sample of the flipped trajectories (when an endpoint is configured). */
+  audit?: GainAuditOptions;
 }
 
 export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): Promise<GateReport> {
@@ -110,8 +136,11 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
   const manifest: Manifest = await manifestAt(h, entry.commit);
   const judgeManifest: Manifest = baseline ? await manifestAt(h, baseline.commit) : manifest;
   const g = judgeManifest.gate ?? {};
-  const statOpts = { reps: g.bootstrap_reps, confidence: g.confidence };
+  // Seeded from the version pair: the same gate run twice gives the same intervals and decision.
+  const statOpts = { reps: g.bootstrap_reps, confidence: g.confidence, seed: seedOf(`${baselineId ?? ''}→${entry.id}`) };
   const checks: GateCheck[] = [];
+  let flipAnalysis: FlipAnalysis | null = null;
+  let leakExamples: LeakExample[] = [];
   const comparisons: Record<string, PairedComparison> = {};
   await ensureFeatures(store);
 
@@ -156,32 +185,41 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
     checks.push({ check: 'declared bug classes', category: 'validity', passed: hits.length === 0, detail: hits.length ? hits.slice(0, 5).join('; ') : `${patterns.length} pattern(s), no match in the diff` });
   }
 
-  // ---- validity: the information leak.
+  // ---- validity: the information leak, one check per cause. Answer seen before written
+  // (whatever the channel) always; git history, or the harness's own leak metric, as named.
+  // Critical thresholds are health's (with the manifest's overrides): both call the same value a leak.
+  const thresholds = manifestThresholds(judgeManifest);
   const leakName = g.leak?.metric ?? 'git_history_share';
-  const leakMax = g.leak?.max ?? 0.05;
-  const leakDef = metricByName(leakName);
-  if (leakDef && nv) {
-    const lv = await perTask(store, leakDef, sv);
-    const lb = sb && nb ? await perTask(store, leakDef, sb) : null;
-    const health = await computeHealth(store, { version: entry.id, ...(split ? { split: 'val' as const } : {}) }, { metrics: [leakDef] });
-    const value = health.metrics[0]?.value ?? null;
-    if (value === null) checks.push({ check: `leak (${leakName})`, category: 'validity', passed: true, detail: `${leakName} not measurable in these rollouts (no multi-turn steps)` });
-    else {
-      const cmp = lb ? comparePaired(lb, lv!, statOpts) : null;
-      if (cmp) comparisons[leakName] = cmp;
-      const leaking = value > leakMax && (!cmp || cmp.direction !== 'down');
-      const examples = leaking
-        ? (await store.all<{ id: number }>(`select id from rollout_features ${evalWhere(sv).sql} and git_history limit 5`, evalWhere(sv).params)).map((r) => r.id)
-        : [];
-      checks.push({
-        check: `leak (${leakName})`,
-        category: 'validity',
-        passed: !leaking,
-        detail: leaking
-          ? `information leak: ${(value * 100).toFixed(1)}% of ${entry.id}'s eval trajectories read the answer from git history (git log/show…) > ${(leakMax * 100).toFixed(0)}%${cmp ? `; vs ${baseline!.id} ${formatComparison(cmp)}` : ''}; e.g. rollouts ${examples.join(', ')} — close it in the environment (scrub git history) before trusting the score`
-          : `${leakName} ${fmt(value)} ≤ ${leakMax}`,
-      });
+  const healthScope = (v: string) => ({ version: v, ...(split ? { split: 'val' as const } : {}) });
+  const leakDefs = [...new Set(['answer_in_context_share', leakName])].map((n) => metricByName(n)).filter((d): d is MetricDefinition => d !== undefined);
+  const leakV = nv ? await perTaskMany(store, leakDefs, sv) : [];
+  const leakB = nv && sb && nb ? await perTaskMany(store, leakDefs, sb) : [];
+  const leakHealth = nv ? await computeHealth(store, healthScope(entry.id), { metrics: leakDefs, thresholds }) : null;
+  for (const [i, def] of leakDefs.entries()) {
+    if (!leakHealth) break;
+    const name = def.name;
+    const lv = leakV[i] ?? null;
+    const lb = leakB[i] ?? null;
+    const m = leakHealth.metrics[i];
+    const value = m?.value ?? null;
+    const max = criticalThreshold(def, thresholds)?.value ?? 0;
+    if (value === null) {
+      checks.push({ check: `leak (${name})`, category: 'validity', passed: true, detail: `${name} not measurable in these rollouts (no multi-turn steps${name === 'answer_in_context_share' ? ' with outputs and a credited answer' : ''})` });
+      continue;
     }
+    const cmp = lb && lv ? comparePaired(lb, lv, statOpts) : null;
+    if (cmp) comparisons[name] = cmp;
+    const leaking = m?.status === 'critical' && (!cmp || cmp.direction !== 'down');
+    const vs = cmp ? `; vs ${baseline!.id} ${formatComparison(cmp)}` : '';
+    if (name === 'answer_in_context_share') leakExamples = m?.leaks ?? [];
+    const where = (m?.leaks ?? []).map(formatLeak).join('; ');
+    const what =
+      name === 'answer_in_context_share'
+        ? `information leak: ${pct(value)} of ${entry.id}'s eval trajectories were shown their answer before writing it (> ${pct(max)})${vs}; where: ${where} — close that channel in the environment before trusting the score`
+        : name === 'git_history_share'
+          ? `information leak: ${pct(value)} of ${entry.id}'s eval trajectories read the answer from git history (git log/show…) > ${pct(max, 0)}${vs}; e.g. rollouts ${(m?.leaks ?? []).map((l) => l.rollout).join(', ')} — close it in the environment (scrub git history) before trusting the score`
+          : `information leak: ${name} ${fmt(value)} > ${max}${vs}`;
+    checks.push({ check: `leak (${name})`, category: 'validity', passed: !leaking, detail: leaking ? what : `${name} ${fmt(value)} ≤ ${max}${where ? ` (below the threshold: ${where})` : ''}` });
   }
 
   const pass = metricByName('pass_rate')!;
@@ -191,10 +229,8 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
 
   if (nv && sb && nb) {
     // ---- validity: R4, the shaped reward rising while correctness is flat or falling.
-    const rv = await perTask(store, reward, sv);
-    const rb = await perTask(store, reward, sb);
-    const cv = await perTask(store, pass, sv);
-    const cb = await perTask(store, pass, sb);
+    const [rv, cv] = await perTaskMany(store, [reward, pass], sv);
+    const [rb, cb] = await perTaskMany(store, [reward, pass], sb);
     if (rv && rb && cv && cb && rv.size && cv.size) {
       const rc = comparePaired(rb, rv, statOpts);
       const cc = comparePaired(cb, cv, statOpts);
@@ -226,6 +262,35 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
         const higherBetter = primaryDef.higherIsBetter !== false;
         const worse = higherBetter ? c.ci[1] < -margin && c.direction === 'down' : c.ci[0] > margin && c.direction === 'up';
         checks.push({ check: `primary ${primaryName} non-regression`, category: 'primary', passed: !worse, detail: `${entry.id} vs ${baseline!.id}: ${formatComparison(c)}${worse ? ' — a regression beyond noise' : c.direction === 'none' ? ' (no change beyond noise)' : ''}` });
+      }
+      // ---- where the gain came from: the flipped tasks' behaviour against the baseline's.
+      const flipped = new Set([...(cv ?? new Map<string, number>())].filter(([t, v]) => v > (cb?.get(t) ?? Infinity)).map(([t]) => t));
+      if (flipped.size) {
+        const fa = await analyzeFlips(store, { version: sv.version, ...evalWhere(sv) }, { version: sb.version, ...evalWhere(sb) }, flipped);
+        flipAnalysis = fa;
+        const leak = flipsLeak(fa);
+        const parts = [...(fa.answerInContextCount ? [formatFlipLeaks(fa)] : []), ...fa.concentrated.slice(0, 5).map((b) => formatFlipBehaviour(fa, b))];
+        checks.push({
+          check: 'where the gain came from',
+          category: 'validity',
+          passed: leak ? false : fa.concentrated.length ? null : true,
+          detail: leak
+            ? `the gain was shown, not found: ${parts.join('; ')}`
+            : fa.concentrated.length
+              ? `behaviour concentrated in the ${fa.flipped} flipped task(s) and absent from ${baseline!.id}: ${parts.join('; ')} — a person must judge whether the gain came from outside the task`
+              : `${fa.flipped} task(s) flipped fail→pass; no behaviour concentrated in them that ${baseline!.id} lacks${fa.answerInContextCount ? `; ${formatFlipLeaks(fa)}` : ''}`,
+        });
+      }
+      if (o.audit && flipAnalysis?.ids.length) checks.push((await auditGain(store, flipAnalysis.ids, o.audit)).check);
+      // ---- nothing changed, yet it moved: an empty diff cannot explain a move beyond the interval.
+      const moved = [...new Set([primaryName, 'pass_rate'])].flatMap((k) => (comparisons[k] && comparisons[k].direction !== 'none' ? [[k, comparisons[k]] as const] : []));
+      if (parentEntry && moved.length && !(await gitOut(h.root, ['diff', '--name-only', entry.base, entry.commit])).trim()) {
+        checks.push({
+          check: 'nothing changed, yet it moved',
+          category: 'validity',
+          passed: null,
+          detail: `${entry.id}'s diff against ${entry.base.slice(0, 10)} is empty, yet ${moved.map(([k, c]) => `${k} ${formatComparison(c)}`).join('; ')} — the evaluation, not the harness, changed (data, seed, environment): a person must judge`,
+        });
       }
     } else if (entry.metrics[primaryName] !== undefined && baseline && baseline.metrics[primaryName] !== undefined) {
       const v = entry.metrics[primaryName]!;
@@ -275,12 +340,10 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
 
   // ---- side effects: a health dimension that newly alerts.
   if (nv && sb && nb) {
-    const thresholds = judgeManifest.thresholds;
-    const scope = (v: string) => ({ version: v, ...(split ? { split: 'val' as const } : {}) });
-    const hv: HealthReport = await computeHealth(store, scope(entry.id), { thresholds });
-    const hb: HealthReport = await computeHealth(store, scope(sb.version), { thresholds });
+    const hv: HealthReport = await computeHealth(store, healthScope(entry.id), { thresholds });
+    const hb: HealthReport = await computeHealth(store, healthScope(sb.version), { thresholds });
     const before = new Map(hb.metrics.map((m) => [m.name, m]));
-    const skip = new Set([leakName, primaryName, crit?.metric ?? '']);
+    const skip = new Set<string>([...LEAK_METRICS, leakName, primaryName, crit?.metric ?? '']);
     const worse = hv.alerts.filter((m) => !skip.has(m.name) && (before.get(m.name)?.status ?? 'ok') === 'ok');
     checks.push({ check: 'side effects', category: 'side_effect', passed: worse.length === 0, detail: worse.length ? worse.map((m) => `${m.name} ${fmt(before.get(m.name)?.value)} → ${fmt(m.value)} (${m.dimension}, now ${m.status})`).join('; ') : `no health dimension newly alerts (${CATALOG.length} metrics checked)` });
   }
@@ -294,7 +357,7 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
   const failed = checks.filter((c) => c.passed === false);
   const undecided = checks.filter((c) => c.passed === null);
   const decision: GateReport['decision'] = failed.length ? 'reject' : undecided.length || !nv ? 'needs_human' : 'promote';
-  return { schema: 1, version: entry.id, baseline: baseline?.id ?? null, decision, checks, comparisons, evalRollouts: { version: nv, baseline: nb, split }, decidedAt: nowIso() };
+  return { schema: 1, version: entry.id, baseline: baseline?.id ?? null, decision, checks, comparisons, evalRollouts: { version: nv, baseline: nb, split }, flips: flipAnalysis, leaks: leakExamples, decidedAt: nowIso() };
 }
 
 export function gateDecision(r: GateReport): GateDecision {

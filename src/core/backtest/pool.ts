@@ -1,8 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { confinement, workerIsolation, type WorkerIsolation } from './confine';
 
 /**
  * Long-lived `python3` workers that run the harness's own reward and filter code over
@@ -10,7 +11,9 @@ import { createInterface } from 'node:readline';
  * A call past its timeout is that item's error; a worker that hangs past the timeout
  * (harness code swallowing the alarm, a blocking C call) or dies (segfault, os._exit,
  * out of memory) is replaced, and the items it had not answered are retried one by one
- * so that only the culprit is marked errored. The backtest always goes on.
+ * so that only the culprit is marked errored. The backtest always goes on. Workers run
+ * confined where the machine allows it (confine.ts: scrubbed environment, no network,
+ * read-only filesystem but the tree and a scratch folder); `isolation` says what held.
  */
 
 export type FunctionKind = 'verl' | 'trl' | 'group' | 'trajectory';
@@ -66,9 +69,14 @@ class Worker {
   exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   private readonly exitWaiters: (() => void)[] = [];
 
-  constructor(private readonly o: PoolOptions) {
-    const config = JSON.stringify({ root: o.root, memory_mb: o.memoryMb ?? 0 });
-    this.proc = spawn(o.python ?? 'python3', ['-u', workerScript(), config], { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+  constructor(
+    private readonly o: PoolOptions,
+    isolation: WorkerIsolation,
+    scratch: string,
+  ) {
+    const { confine, env } = confinement(isolation, scratch, [o.root]);
+    const cmd = [...isolation.prefix, o.python ?? 'python3', '-u', workerScript(), JSON.stringify({ root: o.root, memory_mb: o.memoryMb ?? 0, ...confine })];
+    this.proc = spawn(cmd[0]!, cmd.slice(1), { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe'], env });
     this.proc.stdin.on('error', () => {});
     createInterface({ input: this.proc.stdout }).on('line', (line) => {
       let m: Chunk;
@@ -208,17 +216,24 @@ export class WorkerPool {
   private idle: Worker[] = [];
   private nextId = 1;
   readonly stats: PoolStats = { workers: 0, calls: 0, errors: 0, restarts: 0 };
+  /** HOME and TMPDIR of the workers; with the tree, all they may write. */
+  private readonly scratch = mkdtempSync(path.join(tmpdir(), 'evotrainer-worker-'));
 
-  private constructor(private readonly o: PoolOptions) {}
+  private constructor(
+    private readonly o: PoolOptions,
+    /** What confines the harness code here. */
+    readonly isolation: WorkerIsolation,
+  ) {}
 
   static async start(o: PoolOptions): Promise<WorkerPool> {
-    const pool = new WorkerPool(o);
+    const pool = new WorkerPool(o, await workerIsolation(o.python ?? 'python3', workerScript()));
     const n = Math.max(1, o.workers ?? availableParallelism());
     pool.stats.workers = n;
     const started = await Promise.allSettled(Array.from({ length: n }, () => pool.spawnWorker()));
     const failed = started.find((s) => s.status === 'rejected');
     if (failed) {
       for (const s of started) if (s.status === 'fulfilled') s.value.kill();
+      pool.removeScratch();
       throw (failed as PromiseRejectedResult).reason;
     }
     pool.idle = started.map((s) => (s as PromiseFulfilledResult<Worker>).value);
@@ -226,7 +241,7 @@ export class WorkerPool {
   }
 
   private async spawnWorker(): Promise<Worker> {
-    const w = new Worker(this.o);
+    const w = new Worker(this.o, this.isolation, this.scratch);
     try {
       await w.start();
     } catch (err) {
@@ -282,5 +297,10 @@ export class WorkerPool {
 
   async close(): Promise<void> {
     await Promise.all(this.idle.splice(0).map((w) => w.close()));
+    this.removeScratch();
+  }
+
+  private removeScratch(): void {
+    rmSync(this.scratch, { recursive: true, force: true });
   }
 }

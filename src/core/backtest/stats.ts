@@ -94,7 +94,10 @@ export const SMALL_SAMPLE = 50;
 export function comparePaired(before: ReadonlyMap<string, number>, after: ReadonlyMap<string, number>, opts: { reps?: number; seed?: number; confidence?: number } = {}): PairedComparison {
   const b: number[] = [];
   const a: number[] = [];
-  for (const [task, vb] of before) {
+  // In task order, not the order the rows came in: the resamples, and so the interval, are
+  // the same however the store returned them.
+  for (const task of [...before.keys()].sort()) {
+    const vb = before.get(task)!;
     const va = after.get(task);
     if (va === undefined || !Number.isFinite(va) || !Number.isFinite(vb)) continue;
     b.push(vb);

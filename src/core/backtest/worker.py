@@ -11,32 +11,153 @@ protocol; harness code that prints writes to stderr instead):
         | trajectory (keep_trajectory(rollout) -> bool)
   {"op": "call", "id": B, "name": N, "items": [...], "timeout": seconds}
 
+Confinement (src/core/backtest/confine.ts): started inside `unshare --mount --net --pid`,
+with "writable" in its config, the worker remounts every mount read-only except those
+folders (the version's tree copy and its scratch folder), then drops every capability,
+before any harness code loads.
+`worker.py --probe DIR NAMESPACE` checks that this holds here; `worker.py --script CONFIG FILE`
+runs a harness script (a script metric) under the same confinement. It never remounts anything in
+the mount namespace it was started from (NAMESPACE, /proc/self/ns/mnt of the starter).
+
 Results stream back in chunks ({"id": B, "from": i, "results": [[value, error], ...]})
 at least every half second, then {"id": B, "done": true}; the host can tell how far a
 batch got when the worker dies or hangs. A call that exceeds its timeout raises inside
 the harness code (SIGALRM) and that item is an error; the batch goes on.
 """
+import errno
 import importlib.util
 import json
 import math
 import os
+import re
 import resource
 import signal
 import sys
 import time
 import traceback
 
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, CAPABILITY_VERSION_3 = 38, 24, 0x20080522
+KEPT_FLAGS = {"nosuid": 2, "nodev": 4, "noexec": 8, "noatime": 1024, "nodiratime": 2048, "relatime": 1 << 21, "strictatime": 1 << 24}
+
+
+def mount_points():
+    """Mount points of this mount namespace with their flags (mountinfo's octal escapes undone)."""
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f.read().splitlines():
+            fields = line.split(b" ")
+            point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m.group(1), 8)]), fields[4])
+            yield point, sum(KEPT_FLAGS.get(o, 0) for o in fields[5].decode("ascii", "replace").split(","))
+
+
+def confine(writable, outer_namespace):
+    """Every mount read-only (its other flags kept) but `writable`, each bound onto itself.
+    Only in a mount namespace of its own: never in `outer_namespace`, the starter's."""
+    if not outer_namespace or os.readlink("/proc/self/ns/mnt") == outer_namespace:
+        raise OSError(errno.EPERM, "not in a mount namespace of its own (start it under unshare --mount)")
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def mount(target, flags, source=None):
+        if libc.mount(source, target, None, ctypes.c_ulong(flags), None) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, "mount %s: %s" % (target.decode("utf-8", "replace"), os.strerror(err)))
+
+    mount(b"/", MS_REC | MS_PRIVATE)
+    keep = [os.fsencode(os.path.realpath(w)) for w in writable]
+    for w in keep:
+        mount(w, MS_BIND, source=w)
+    done = set(keep)
+    for point, flags in list(mount_points()):
+        if point in done:
+            continue
+        done.add(point)
+        try:
+            mount(point, MS_REMOUNT | MS_BIND | MS_RDONLY | flags)
+        except OSError as e:
+            if e.errno not in (errno.ENOENT, errno.EACCES):  # hidden under another mount
+                raise
+    # Then no capabilities (none to regain through setuid programs either): the harness code
+    # cannot remount anything read-write again, nor mount, nor signal outside its PID namespace.
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
+    cap = 0
+    while libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0:
+        cap += 1  # until EINVAL: past the last capability
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Sets(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+    if libc.capset(ctypes.byref(Header(CAPABILITY_VERSION_3, 0)), (Sets * 2)()) != 0:
+        raise OSError(ctypes.get_errno(), "capset: could not drop the capabilities")
+
+
+def probe(folder, outer_namespace):
+    """Exit 0 when confinement holds: `folder` writable, its parent read-only (and no way to
+    remount it read-write), no network."""
+    confine([folder], outer_namespace)
+    open(os.path.join(folder, "probe"), "w").close()
+    try:
+        open(os.path.join(os.path.dirname(folder), "evotrainer-probe"), "w").close()
+        sys.exit("the parent folder is still writable")
+    except OSError as e:
+        if e.errno != errno.EROFS:
+            raise
+    import ctypes
+
+    if ctypes.CDLL(None, use_errno=True).mount(None, b"/", None, ctypes.c_ulong(MS_REMOUNT | MS_BIND), None) == 0:
+        sys.exit("the root could be remounted read-write")
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", 9), timeout=2).close()
+        sys.exit("a connection went through")
+    except OSError as e:
+        if e.errno != errno.ENETUNREACH:
+            sys.exit("the network is there: %s" % e)
+    sys.exit(0)
+
+
+if len(sys.argv) > 3 and sys.argv[1] == "--probe":
+    probe(os.path.realpath(sys.argv[2]), sys.argv[3])
+
+
+def run_script(config, script):
+    """A harness script (a script metric) run as `python3 SCRIPT` would, confined first."""
+    if config.get("writable"):
+        confine(config["writable"], config.get("outer_mount_namespace"))
+    import runpy
+
+    sys.argv = [script]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    runpy.run_path(script, run_name="__main__")
+    sys.exit(0)
+
+
+if len(sys.argv) > 3 and sys.argv[1] == "--script":
+    run_script(json.loads(sys.argv[2]), sys.argv[3])
+
 PROTO = os.fdopen(os.dup(1), "w", buffering=1 << 16, encoding="utf-8")
 os.dup2(2, 1)
 sys.stdout = sys.stderr
 
 CONFIG = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 if CONFIG.get("memory_mb"):
     cap = int(CONFIG["memory_mb"]) * 1024 * 1024
     try:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     except (ValueError, OSError):
         pass
+if CONFIG.get("writable"):
+    try:
+        confine(CONFIG["writable"], CONFIG.get("outer_mount_namespace"))
+    except OSError as e:
+        sys.exit("could not confine the backtest worker: %s" % e)
 ROOT = CONFIG.get("root") or os.getcwd()
 os.chdir(ROOT)
 if ROOT not in sys.path:

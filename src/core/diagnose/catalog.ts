@@ -30,7 +30,10 @@ export interface MetricDefinition extends Metric {
   source: MetricSource;
   /** An aggregate SQL expression over the source; null = not available in this data. */
   sql: string;
-  /** The per-rollout feature `metric validate` scores against success, when there is one. */
+  /**
+   * The per-rollout value `metric validate` scores against success, when there is one: its
+   * mean over rollouts is the metric (a rate's feature is a 0/1 or a per-rollout rate, not a count).
+   */
   feature?: string;
   /** Domains whose runs the built-in thresholds are for (empty/undefined = all); a manifest override applies everywhere. */
   thresholdDomains?: string[];
@@ -40,6 +43,15 @@ export interface MetricDefinition extends Metric {
 
 const warn = (op: Threshold['op'], value: number): Threshold => ({ severity: 'warning', op, value });
 const crit = (op: Threshold['op'], value: number): Threshold => ({ severity: 'critical', op, value });
+
+/**
+ * Leak metrics: above 5% critical (the gate rejects), above 0 a warning (read the
+ * trajectories). Health, the LEAK rule and the gate read these same thresholds, with the
+ * manifest's overrides (see leakThresholdOverrides).
+ */
+const LEAK_THRESHOLDS: Threshold[] = [crit('>', 0.05), warn('>', 0)];
+/** The built-in leak metrics: each one a cause the gate and the LEAK rule name. */
+export const LEAK_METRICS = ['answer_in_context_share', 'git_history_share'] as const;
 
 const m = (name: string, dimension: Dimension, unit: Metric['unit'], description: string, source: MetricSource, sql: string, extra: Partial<MetricDefinition> = {}): MetricDefinition => ({
   name,
@@ -79,18 +91,27 @@ export const CATALOG: MetricDefinition[] = [
   // behavior
   m('tool_calls', 'behavior', 'count', 'Tool (shell) calls per trajectory.', 'rollouts', 'avg(tool_calls) filter (where has_steps)', { feature: 'tool_calls' }),
   m('tool_failure_rate', 'behavior', 'ratio', 'Share of tool calls that exited non-zero.', 'rollouts', 'sum(tool_failures) filter (where has_steps)::double / nullif(sum(exits) filter (where has_steps), 0)', { feature: 'tool_failures::double / nullif(exits, 0)', higherIsBetter: false }),
-  m('self_test_rate', 'behavior', 'ratio', 'Share of trajectories that run tests or a reproduction script.', 'rollouts', 'avg((test_runs > 0)::int) filter (where has_steps)', { feature: 'test_runs', higherIsBetter: true, domains: CODE }),
-  m('edit_coverage', 'behavior', 'ratio', 'Share of trajectories that edit a file.', 'rollouts', 'avg((edits > 0)::int) filter (where has_steps)', { feature: 'edits', higherIsBetter: true, domains: CODE }),
+  m('self_test_rate', 'behavior', 'ratio', 'Share of trajectories that run tests or a reproduction script.', 'rollouts', 'avg((test_runs > 0)::int) filter (where has_steps)', { feature: '(test_runs > 0)::int', higherIsBetter: true, domains: CODE }),
+  m('edit_coverage', 'behavior', 'ratio', 'Share of trajectories that edit a file.', 'rollouts', 'avg((edits > 0)::int) filter (where has_steps)', { feature: '(edits > 0)::int', higherIsBetter: true, domains: CODE }),
   m('search_before_edit_rate', 'behavior', 'ratio', 'Share of editing trajectories that searched or read before the first edit.', 'rollouts', 'avg((first_search_turn < first_edit_turn)::int) filter (where has_steps and edits > 0)', { feature: '(first_search_turn < first_edit_turn)::int', higherIsBetter: true, domains: CODE }),
   m('git_history_share', 'behavior', 'ratio', 'Share of trajectories running git history commands (log, show, blame, reflog…): an information leak when the reference fix is in history.', 'rollouts', 'avg(git_history::int) filter (where has_steps)', {
-    thresholds: [crit('>', 0)],
+    thresholds: LEAK_THRESHOLDS,
     feature: 'git_history::int',
     higherIsBetter: false,
     domains: CODE,
   }),
+  m(
+    'answer_in_context_share',
+    'behavior',
+    'ratio',
+    'Share of trajectories whose credited answer (the distinctive added lines of the submitted patch where they land; else the reference answer) appeared in a command output, tool result or environment message before the agent wrote it: an information leak, whatever channel carried it.',
+    'rollouts',
+    'avg(answer_in_context::int) filter (where answer_checked)',
+    { thresholds: LEAK_THRESHOLDS, feature: 'answer_in_context::int', higherIsBetter: false },
+  ),
   m('solution_diversity', 'behavior', 'ratio', '1 − Jaccard similarity of the edited-file sets of two rollouts of one group, averaged over pairs (0 = every sample edits the same files).', 'pairs', 'avg(1 - jaccard)', { higherIsBetter: true, domains: CODE }),
-  m('format_error_rate', 'behavior', 'ratio', 'Share of agent turns the harness rejected for their format.', 'rollouts', 'sum(format_errors) filter (where has_steps)::double / nullif(sum(assistant_turns) filter (where has_steps), 0)', { thresholds: [warn('>', 0.3)], feature: 'format_errors', higherIsBetter: false }),
-  m('timeout_rate', 'behavior', 'ratio', 'Share of trajectories with a command that timed out.', 'rollouts', 'avg((timeouts > 0)::int) filter (where has_steps)', { feature: 'timeouts', higherIsBetter: false }),
+  m('format_error_rate', 'behavior', 'ratio', 'Share of agent turns the harness rejected for their format.', 'rollouts', 'sum(format_errors) filter (where has_steps)::double / nullif(sum(assistant_turns) filter (where has_steps), 0)', { thresholds: [warn('>', 0.3)], feature: 'format_errors::double / nullif(assistant_turns, 0)', higherIsBetter: false }),
+  m('timeout_rate', 'behavior', 'ratio', 'Share of trajectories with a command that timed out.', 'rollouts', 'avg((timeouts > 0)::int) filter (where has_steps)', { feature: '(timeouts > 0)::int', higherIsBetter: false }),
   // efficiency
   m('turns', 'efficiency', 'turns', 'Agent turns per trajectory (< 5: abandonment; > 50: echo trap).', 'rollouts', 'avg(assistant_turns) filter (where has_steps)', { thresholds: [warn('<', 5), warn('>', 50)], thresholdDomains: CODE, feature: 'assistant_turns' }),
   m('first_edit_turn', 'efficiency', 'turns', 'Turn of the first edit, over editing trajectories.', 'rollouts', 'avg(first_edit_turn) filter (where has_steps and edits > 0)', { feature: 'first_edit_turn', domains: CODE }),
@@ -98,7 +119,7 @@ export const CATALOG: MetricDefinition[] = [
   m('response_chars', 'efficiency', 'count', 'Response length in characters.', 'rollouts', 'avg(response_chars)', { feature: 'response_chars' }),
   m('max_same_tool_streak', 'efficiency', 'count', 'Longest run of consecutive calls to the same tool, per trajectory.', 'rollouts', 'avg(max_same_tool) filter (where has_steps)', { feature: 'max_same_tool' }),
   m('truncation_rate', 'efficiency', 'ratio', 'Share of responses stopped at the length limit.', 'rollouts', "avg(coalesce(stop_reason in ('length', 'truncated', 'max_tokens', 'max_length'), false)::int)", { thresholds: [warn('>', 0.15)], higherIsBetter: false }),
-  m('observation_truncation_rate', 'behavior', 'ratio', 'Share of trajectories where the environment cut a command output (too long).', 'rollouts', 'avg((truncations > 0)::int) filter (where has_steps)', { feature: 'truncations' }),
+  m('observation_truncation_rate', 'behavior', 'ratio', 'Share of trajectories where the environment cut a command output (too long).', 'rollouts', 'avg((truncations > 0)::int) filter (where has_steps)', { feature: '(truncations > 0)::int' }),
   // model state: from the trainer's curves (`evotrainer import` of its log, metrics file or
   // event files); mean log-prob only where a dump logs it (no importer stores log-probs yet).
   m('mean_logprob', 'model_state', 'nats', 'Mean token log-probability (> −0.05: exploration collapse).', 'rollouts', 'null', { thresholds: [warn('>', -0.05)] }),

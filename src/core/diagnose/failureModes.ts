@@ -29,7 +29,7 @@ export const FAILURE_MODE_VIEW = `
 create or replace view rollout_failure_modes as
 select f.id, f.run_id, f.version, f.step, f.split, f.group_id, f.correct, f.reward,
   case
-    when git_history then 'leak'
+    when git_history or answer_in_context then 'leak'
     when correct then 'success'
     when format_errors >= 3 then 'format_error_loop'
     when timeouts > 0 then 'timeout'
@@ -47,7 +47,7 @@ from (select rf.*, rf.has_steps and coalesce(ru.domain in ('swe', 'code'), true)
 
 /** The intervention layer a failure mode usually calls for (a suggestion, not a rule). */
 export const SUGGESTED_LAYER: Record<FailureMode, string> = {
-  leak: 'environment (scrub git history before the agent runs)',
+  leak: 'environment (close the channel that showed the answer: git history, network, files outside the task)',
   format_error_loop: 'reward (a format component) or environment (clearer feedback)',
   timeout: 'environment (command time limits)',
   abandonment: 'behavior (penalize early exit; check the reward for exit bonuses)',

@@ -3,6 +3,8 @@
  * any table (`select * from rollout_features where git_history`). Every behavior and
  * efficiency metric is an aggregate of these, and `metric validate` scores them one by one.
  */
+import { ANSWER_CONTEXT_COLUMNS, ANSWER_CONTEXT_JOIN } from './answerContext';
+
 export const FEATURES_VIEW = `
 create or replace view rollout_features as
 with assistant as (
@@ -58,8 +60,10 @@ select r.id, r.run_id, r.version, r.framework, r.step, r.split, r.group_id, r.pr
        coalesce(o.timeouts, 0) as timeouts, coalesce(o.truncations, 0) as truncations,
        st.max_same_tool, coalesce(a.edited_files, []) as edited_files,
        coalesce(r.no_answer, false) as no_answer,
-       try_cast(json_extract(r.extra, '$.tests.f2p_success') as integer) + try_cast(json_extract(r.extra, '$.tests.f2p_failure') as integer) as fail_to_pass_tests
+       try_cast(json_extract(r.extra, '$.tests.f2p_success') as integer) + try_cast(json_extract(r.extra, '$.tests.f2p_failure') as integer) as fail_to_pass_tests,
+       ${ANSWER_CONTEXT_COLUMNS}
 from rollouts r
 left join acts a on a.rollout_id = r.id
 left join obs o on o.rollout_id = r.id
-left join streaks st on st.rollout_id = r.id`;
+left join streaks st on st.rollout_id = r.id
+${ANSWER_CONTEXT_JOIN}`;

@@ -1,7 +1,9 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Dimension, Threshold } from '../model';
 import type { RolloutStore } from '../store/store';
-import { CATALOG, CURVES, type MetricDefinition } from './catalog';
+import type { Manifest } from '../harness/manifest';
+import { CATALOG, CURVES, LEAK_METRICS, type MetricDefinition } from './catalog';
+import { ensureAnswerContext } from './answerContext';
 import { FEATURES_VIEW } from './features';
 
 export interface Scope {
@@ -22,6 +24,15 @@ export interface MetricResult {
   status: 'ok' | 'warning' | 'critical' | 'n/a';
   /** The threshold that fired. */
   threshold?: Threshold;
+  /** Where a leak metric saw the answer: rollouts, with the turn and the command whose output showed it. */
+  leaks?: LeakExample[];
+}
+
+export interface LeakExample {
+  rollout: number;
+  prompt: string;
+  turn: number | null;
+  channel: string;
 }
 
 export interface HealthReport {
@@ -35,6 +46,24 @@ export interface HealthReport {
 }
 
 export type ThresholdOverrides = Record<string, { warning?: number; critical?: number; op?: Threshold['op'] }>;
+
+/**
+ * The thresholds a harness sets: its manifest's `thresholds`, with the gate's `leak.max`
+ * as the critical threshold of its leak metric — so health, the LEAK rule and the gate
+ * call the same value a leak.
+ */
+export function manifestThresholds(m: Pick<Manifest, 'thresholds' | 'gate'> | null | undefined): ThresholdOverrides | undefined {
+  const t = m?.thresholds as ThresholdOverrides | undefined;
+  const leak = m?.gate?.leak;
+  if (leak?.max === undefined) return t;
+  const name = leak.metric ?? 'git_history_share';
+  return { ...t, [name]: { ...t?.[name], op: t?.[name]?.op ?? '>', critical: leak.max } };
+}
+
+/** The critical threshold in force for a metric (overrides first), if it has one. */
+export function criticalThreshold(def: MetricDefinition, overrides?: ThresholdOverrides): Threshold | undefined {
+  return thresholdsOf(def, overrides).find((t) => t.severity === 'critical');
+}
 
 /**
  * Per group: `n` rollouts with an outcome (a reward, else binary correctness), `v` the
@@ -51,6 +80,7 @@ export function appliesTo(domains: readonly string[] | undefined, present: (stri
 }
 
 export async function ensureFeatures(store: RolloutStore): Promise<void> {
+  await ensureAnswerContext(store);
   // A read-only store cannot hold a new view: a temporary one (this connection's) serves.
   await store.conn.run(store.readOnly ? FEATURES_VIEW.replace('create or replace view', 'create or replace temp view') : FEATURES_VIEW);
 }
@@ -151,6 +181,7 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
       const value = skipped.includes(d) ? null : (values.get(d.name) ?? null);
       return { name: d.name, dimension: d.dimension, unit: d.unit, description: d.description, value, ...judge(d, value, domains, opts.thresholds) };
     });
+    for (const m of metrics) if ((LEAK_METRICS as readonly string[]).includes(m.name) && m.value) m.leaks = await leakExamples(store, 'health_f', m.name);
     return { scope, rollouts: counts.n, groups: counts.g, curvePoints: counts.c, metrics, alerts: metrics.filter((x) => x.status === 'warning' || x.status === 'critical') };
   } finally {
     await store.conn.run('drop table if exists health_f');
@@ -158,8 +189,23 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
   }
 }
 
+/** Up to `limit` leaking rollouts of a features table, with where the answer came from. */
+export async function leakExamples(store: RolloutStore, from: string, metric: string, where = '', params: DuckDBValue[] = [], limit = 5): Promise<LeakExample[]> {
+  const flag = metric === 'git_history_share' ? 'git_history' : 'answer_in_context';
+  const rows = await store.all<{ id: number; prompt_id: string; answer_turn: number | null; answer_channel: string | null }>(
+    `select id, prompt_id, answer_turn, answer_channel from ${from} where ${flag} ${where ? `and ${where}` : ''} order by id limit ${limit}`,
+    params,
+  );
+  return rows.map((r) => ({ rollout: Number(r.id), prompt: r.prompt_id, turn: flag === 'answer_in_context' ? r.answer_turn : null, channel: flag === 'answer_in_context' ? (r.answer_channel ?? 'environment message') : 'git history (log/show/blame…)' }));
+}
+
+/** "rollout 12 (task), turn 3: `curl …`" for reports. */
+export function formatLeak(l: LeakExample): string {
+  return `rollout ${l.rollout} (${l.prompt})${l.turn === null ? '' : l.turn === 0 ? ', before turn 1' : `, turn ${l.turn}`}: ${l.channel}`;
+}
+
 /** The scope's conditions that apply to curves: a curve has a run, a version and steps, no split. */
-function curveWhere(scope: Scope): { sql: string; params: DuckDBValue[] } {
+export function curveWhere(scope: Scope): { sql: string; params: DuckDBValue[] } {
   return scopeWhere({ ...scope, split: undefined });
 }
 
@@ -189,7 +235,8 @@ async function curvesInScope(store: RolloutStore, scope: Scope): Promise<void> {
   );
 }
 
-const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
+/** A SQL string literal. */
+export const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 export interface SeriesPoint {
   /** What the point is: a version, or a step range of one run. */

@@ -1,9 +1,11 @@
 import type { Dimension, Finding, Severity } from '../model';
-import type { HealthReport, SeriesPoint } from './health';
+import { LEAK_METRICS } from './catalog';
+import { formatLeak, type HealthReport, type MetricResult, type SeriesPoint } from './health';
 
 /**
  * The rule engine: IF/THEN over metric values and their trends across evaluations
- * (steps or versions). Built in: R1–R6 of METHOD.md and the git-history leak rule.
+ * (steps or versions). Built in: R1–R6 of METHOD.md and the leak rule (answer seen before
+ * written, git history).
  */
 export interface RuleContext {
   health: HealthReport;
@@ -27,6 +29,7 @@ const rising = (xs: number[], n = 3) => xs.length >= n && xs.slice(-n).every((x,
 const falling = (xs: number[], n = 3) => xs.length >= n && xs.slice(-n).every((x, i, a) => i === 0 || x < a[i - 1]!);
 /** Flat = the last n values within ±tol of each other. */
 const flat = (xs: number[], n = 3, tol = 0.02) => xs.length >= n && Math.max(...xs.slice(-n)) - Math.min(...xs.slice(-n)) <= tol;
+const pct = (x: number | null) => `${((x ?? 0) * 100).toFixed(1)}%`;
 const fmt = (x: number | null) => (x === null ? 'n/a' : Math.abs(x) >= 10 ? x.toFixed(1) : x.toFixed(3));
 
 export const RULES: Rule[] = [
@@ -127,13 +130,18 @@ export const RULES: Rule[] = [
   },
   {
     id: 'LEAK',
-    title: 'Information leak: trajectories read git history',
+    title: 'Information leak: trajectories saw the answer before writing it, or read git history',
     severity: 'critical',
-    layer: 'environment (scrub git history before the agent runs; re-evaluate: the score may be inflated)',
+    layer: 'environment (close the channel that showed the answer — git history, network, files outside the task — before the agent runs; re-evaluate: the score may be inflated)',
     check({ health }) {
-      const share = val(health, 'git_history_share');
-      if (share === null || !(share > 0)) return null;
-      return { detail: `${(share * 100).toFixed(1)}% of trajectories ran git log/show/blame/reflog`, evidence: { git_history_share: share } };
+      // The same critical thresholds as the gate's leak checks (health judged them, with the manifest's overrides).
+      const hits = LEAK_METRICS.map((n) => health.metrics.find((m) => m.name === n)).filter((m): m is MetricResult => m?.status === 'critical');
+      if (!hits.length) return null;
+      const what = (m: MetricResult) =>
+        m.name === 'git_history_share'
+          ? `${pct(m.value)} of trajectories ran git log/show/blame/reflog`
+          : `${pct(m.value)} of trajectories were shown their answer before writing it${m.leaks?.length ? ` (e.g. ${m.leaks.slice(0, 3).map(formatLeak).join('; ')})` : ''}`;
+      return { detail: hits.map(what).join('; '), evidence: Object.fromEntries(hits.map((m) => [m.name, m.value])) };
     },
   },
 ];

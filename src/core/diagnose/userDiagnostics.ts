@@ -15,7 +15,8 @@
  *   scoped `rollout_features` rows as JSON lines on stdin and printing `{"value": x}`, or
  *   `{"id": …, "value": x}` per rollout; `# key: value` header comments as above. A script is
  *   harness code: it runs only when the caller has the user's consent (`trust`); otherwise it
- *   is reported as a problem saying how to allow it, and everything else still runs.
+ *   is reported as a problem saying how to allow it, and everything else still runs. With
+ *   consent it runs confined like backtest workers (src/core/backtest/confine.ts).
  * - `diagnostics/rules/*.yaml`: IF/THEN rules over built-in and user metrics and their trends:
  *     id: slow-first-edit
  *     when:
@@ -30,10 +31,13 @@
  * everything else still runs.
  */
 import { execFile } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import type { Dimension, Finding, Metric, Severity, Threshold } from '../model';
+import { confinement, workerIsolation } from '../backtest/confine';
+import { workerScript } from '../backtest/pool';
 import type { RolloutStore } from '../store/store';
 import { CATALOG } from './catalog';
 import { computeHealth, computeSeries, ensureFeatures, type HealthReport, type MetricResult, type Scope, type SeriesPoint } from './health';
@@ -249,14 +253,19 @@ async function evaluateMetricScript(store: RolloutStore, m: UserMetric): Promise
   const rows = await store.all<Record<string, unknown>>('select * from rollout_features order by id');
   const input = rows.map((r) => JSON.stringify(r)).join('\n') + '\n';
   const python = process.env.EVOTRAINER_PYTHON || 'python3';
+  // Confined as backtest workers are (scrubbed environment, no network, read-only filesystem but a scratch folder).
+  const isolation = await workerIsolation(python, workerScript());
+  const scratch = mkdtempSync(path.join(tmpdir(), 'evotrainer-metric-'));
+  const { confine, env } = confinement(isolation, scratch, []);
+  const cmd = [...isolation.prefix, python, workerScript(), '--script', JSON.stringify(confine), m.file];
   const r = await new Promise<{ code: number | null; stdout: string; stderr: string; error?: string }>((resolve) => {
-    const child = execFile(python, [m.file], { timeout: 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const child = execFile(cmd[0]!, cmd.slice(1), { timeout: 60_000, maxBuffer: 64 * 1024 * 1024, env }, (err, stdout, stderr) => {
       const e = err as (NodeJS.ErrnoException & { killed?: boolean; code?: number | string }) | null;
       resolve({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, stdout, stderr, error: e?.killed ? 'timed out after 60 s' : typeof e?.code === 'string' ? e.code : undefined });
     });
     child.stdin?.on('error', () => undefined); // a script that exits without reading
     child.stdin?.end(input);
-  });
+  }).finally(() => rmSync(scratch, { recursive: true, force: true }));
   if (r.code !== 0) {
     const tb = [...r.stderr.matchAll(/File "([^"]+)", line (\d+)/g)].filter((x) => path.resolve(x[1]!) === path.resolve(m.file)).pop();
     const last = r.stderr.trim().split('\n').pop() ?? '';

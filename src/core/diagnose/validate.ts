@@ -5,6 +5,8 @@ import { ensureFeatures, scopeWhere, type Scope } from './health';
 
 export interface Separation {
   metric: string;
+  /** The metric's unit: a ratio's means are rates (0–1), as health reports them. */
+  unit: string;
   /** Rollouts with a value and a success label. */
   n: number;
   successes: number;
@@ -71,6 +73,7 @@ export async function validateMetric(store: RolloutStore, name: string, scope: S
   const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   return {
     metric: name,
+    unit: def.unit,
     n: pos.length + neg.length,
     successes: pos.length,
     failures: neg.length,

@@ -28,6 +28,10 @@ export interface DoctorReport {
   platform: string;
   node: string;
   ok: boolean;
+  /** 'attention': ready, but an optional piece is there and broken (say so, never a bare "Ready" beside a red row). */
+  level: 'ready' | 'attention' | 'not-ready';
+  /** The one-line verdict the CLI and the editor show. */
+  verdict: string;
   summary: Record<CheckStatus, number>;
   checks: DoctorCheck[];
 }
@@ -78,6 +82,8 @@ interface ToolSpec {
   install: string;
   /** Picks the version out of the program's output. */
   version: (r: ExecResult) => string;
+  /** What is wrong, and the next step, when the program is there but fails (else the install hint). */
+  broken?: (r: ExecResult) => string | undefined;
   minimum?: { parse: (v: string) => number[] | null; need: number[]; name: string };
 }
 
@@ -104,7 +110,7 @@ async function checkTool(spec: ToolSpec, platform: Platform, env: NodeJS.Process
   }
   if (r.code !== 0) {
     const why = r.error === 'ETIMEDOUT' ? 'did not answer within 10 s' : `exited with ${r.code ?? r.error}: ${firstLine(r.stderr || r.stdout)}`;
-    return { ...base, status: 'error', detail: `\`${spec.file} ${spec.args.join(' ')}\` ${why}`, fix };
+    return { ...base, status: 'error', detail: `\`${spec.file} ${spec.args.join(' ')}\` ${why}`, fix: spec.broken?.(r) ?? fix };
   }
   const version = spec.version(r);
   if (spec.minimum) {
@@ -183,6 +189,11 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport>
       id: 'sbatch', label: 'Slurm (sbatch)', file: 'sbatch', args: ['--version'], required: false, install: 'sbatch',
       purpose: 'submits jobs when this machine is itself a Slurm login node',
       version: (r) => firstLine(r.stdout).replace(/^slurm\s*/, ''),
+      // Installed but with no configuration (no slurm.conf, no DNS SRV record): nothing to install.
+      broken: (r) =>
+        /resolve_ctls_from_dns_srv|slurm\.conf|configuration/i.test(`${r.stderr}\n${r.stdout}`)
+          ? 'Slurm is installed here but not configured (no slurm.conf): set SLURM_CONF to the cluster\'s slurm.conf if this is a login node; otherwise nothing to do, jobs go to a cluster profile over SSH (clusters: in evotrainer.yaml)'
+          : undefined,
     },
   ];
   const checks = await Promise.all([
@@ -192,13 +203,23 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport>
   checks.push(opts.clusterCheck ? await opts.clusterCheck() : clusterNotProbed(opts.clusterProfile));
   const summary: Record<CheckStatus, number> = { ok: 0, missing: 0, error: 0, skipped: 0 };
   for (const c of checks) summary[c.status]++;
+  const ok = checks.every((c) => !c.required || c.status === 'ok');
+  const broken = checks.filter((c) => !c.required && c.status === 'error').map((c) => c.label);
+  const level = !ok ? 'not-ready' : broken.length ? 'attention' : 'ready';
   return {
     tool: 'evotrainer',
     generatedAt: (opts.now?.() ?? new Date()).toISOString(),
     host: os.hostname(),
     platform: `${process.platform}-${process.arch}${platform === 'debian' ? ' (Debian)' : ''}`,
     node: process.version,
-    ok: checks.every((c) => !c.required || c.status === 'ok'),
+    ok,
+    level,
+    verdict:
+      level === 'not-ready'
+        ? 'Not ready: a required piece is missing or broken; its row says how to fix it, then check again.'
+        : level === 'attention'
+          ? `Ready for local use, but ${broken.length === 1 ? 'an optional piece fails' : `${broken.length} optional pieces fail`}: ${broken.join(', ')}. Its row says what is wrong and the next step.`
+          : 'Ready: everything EvoTrainer needs on this machine is in place.',
     summary,
     checks,
   };
@@ -217,7 +238,6 @@ export function formatDoctorReport(report: DoctorReport): string {
     if (c.status !== 'ok' && c.fix) lines.push(`${' '.repeat(10)}${' '.repeat(width)}  → ${c.fix}`);
   }
   const s = report.summary;
-  lines.push('', `${report.ok ? 'Ready' : 'Not ready'}: ${s.ok} ok, ${s.missing} missing, ${s.error} error, ${s.skipped} skipped.`);
-  if (!report.ok) lines.push('Required pieces are missing; install them as shown above and run the check again.');
+  lines.push('', report.verdict, `${s.ok} ok, ${s.missing} missing, ${s.error} error, ${s.skipped} skipped.`);
   return lines.join('\n');
 }

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import path from 'node:path';
 import { recordBacktest, runBacktest } from '../backtest/backtest';
 import { formatGate, recordGate, runGate, HONEST_SUFFIX } from '../backtest/gate';
-import { computeHealth, computeSeries, type HealthReport } from '../diagnose/health';
+import { computeHealth, computeSeries, manifestThresholds, type HealthReport } from '../diagnose/health';
 import { computeUserMetrics, parseUserMetric } from '../diagnose/userDiagnostics';
 import { analyzeChanges } from '../harness/changes';
 import { git, gitOut } from '../harness/git';
@@ -198,7 +198,7 @@ export class Evolution {
 
   private async health(version: string, split?: 'train' | 'val'): Promise<HealthReport> {
     const manifest = await manifestAt(this.h, requireEntry(await readLedger(this.h), version).commit);
-    return computeHealth(this.o.store, { version, ...(split ? { split } : {}) }, { thresholds: manifest.thresholds });
+    return computeHealth(this.o.store, { version, ...(split ? { split } : {}) }, { thresholds: manifestThresholds(manifest) });
   }
 
   private profile(): NamedProfile {

@@ -1,7 +1,8 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { FAILURE_MODE_VIEW, FAILURE_MODES, SUGGESTED_LAYER, type FailureMode } from '../diagnose/failureModes';
-import { FEATURES_VIEW } from '../diagnose/features';
+import { ensureFeatures } from '../diagnose/health';
 import type { RolloutRow, RolloutStore, StepRow } from '../store/store';
+import { chatTurns, TURN_MARKER } from '../store/importers/verl';
 import {
   EXPLORER_COLUMNS,
   type ExplorerFacets,
@@ -57,7 +58,7 @@ export class Explorer {
   /** Builds (or rebuilds) the index; returns how long it took in ms. */
   async refresh(): Promise<number> {
     const t = performance.now();
-    await this.store.conn.run(FEATURES_VIEW);
+    await ensureFeatures(this.store);
     await this.store.conn.run(FAILURE_MODE_VIEW);
     await this.store.conn.run(
       `create or replace temp table explore_index as
@@ -247,13 +248,23 @@ function parseMessages(text: string | null, structured: boolean): { role: string
 }
 
 /**
+ * A transcript decoded through a chat template (verl's multi-turn rollouts: `<|im_start|>`
+ * turns) as its turns, the way the importer cut it into steps; a tool result without its
+ * `<tool_response>` wrapper. Null for text without turn markers.
+ */
+function templateTurns(text: string | null): { role: string; content: string }[] | null {
+  if (!text || !TURN_MARKER.test(text)) return null;
+  return chatTurns(text).map((t) => ({ role: t.role, content: t.content.replace(/^<tool_response>\s*([\s\S]*?)\s*<\/tool_response>$/, '$1') }));
+}
+
+/**
  * The conversation (prompt messages, then the response turns) with each message's step
  * beside it. Importers write one step per message of the whole conversation, or one per
  * response turn; anything else is shown without steps rather than misaligned.
  */
 export function alignMessages(r: Pick<RolloutRow, 'prompt' | 'prompt_format' | 'response' | 'response_format'>, steps: StepRow[]): AlignedMessage[] {
-  const promptMsgs = parseMessages(r.prompt, r.prompt_format === 'messages') ?? (r.prompt ? [{ role: 'user', content: r.prompt }] : []);
-  const responseMsgs = parseMessages(r.response, r.response_format === 'turns') ?? (r.response !== null ? [{ role: 'assistant', content: r.response }] : []);
+  const promptMsgs = parseMessages(r.prompt, r.prompt_format === 'messages') ?? templateTurns(r.prompt) ?? (r.prompt ? [{ role: 'user', content: r.prompt }] : []);
+  const responseMsgs = parseMessages(r.response, r.response_format === 'turns') ?? templateTurns(r.response) ?? (r.response !== null ? [{ role: 'assistant', content: r.response }] : []);
   const all = [...promptMsgs.map((m) => ({ ...m, part: 'prompt' as const })), ...responseMsgs.map((m) => ({ ...m, part: 'response' as const }))];
   const byTurn = new Map(steps.map((s) => [s.turn, s]));
   const shift = steps.length === all.length ? 0 : steps.length === responseMsgs.length ? promptMsgs.length : null;

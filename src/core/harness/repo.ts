@@ -114,6 +114,23 @@ export async function listWorktrees(h: Harness): Promise<WorktreeInfo[]> {
   return trees;
 }
 
+/** Whether a process of this machine is still running (a signal-0 probe; EPERM means it runs as another user). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Refs that keep a commit alive between its creation and its branch (`git gc` prunes
+ * an object nothing references, and the ledger names commits by id only). The pid in
+ * the name tells reconcile whether the command that made it still runs.
+ */
+export const KEEP_PREFIX = 'refs/evotrainer/keep/';
+
 export function nowIso(): string {
   return new Date().toISOString();
 }

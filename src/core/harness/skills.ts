@@ -4,10 +4,11 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { z } from 'zod';
 import type { Skill, SkillCategory, VersionId } from '../model';
 import { checkBoundary, checkSingleFactor, type BoundaryViolation, type FactorCheck } from './boundary';
+import { shJoin, shQuote } from '../jobs/quote';
 import { analyzeChanges } from './changes';
 import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from './evidence';
 import { casRef, git, gitOut, oneLine, ZERO_OID } from './git';
-import { dirtyPaths, HarnessError, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, type Harness, type Operation } from './repo';
+import { dirtyPaths, HarnessError, KEEP_PREFIX, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, type Harness, type Operation } from './repo';
 import { testPause } from './testHooks';
 import { addWorktree, LAYERS, reconcile, slugify, validBranchName } from './versions';
 
@@ -320,12 +321,12 @@ export function conflictPathsFromApply(stderr: string): string[] {
 export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions): Promise<ApplyOutcome> {
   const r = skill.record;
   const op = operationInProgress(h.gitDir) ?? (h.gitDir !== h.commonDir ? operationInProgress(h.commonDir) : null);
-  if (op) return { outcome: 'operation-in-progress', operation: op, next: `a ${op} is in progress in ${h.cwd}; ${OPERATION_NEXT_STEP[op]}, then rerun \`evotrainer skill apply ${r.id} --onto ${o.onto}\`` };
+  if (op) return { outcome: 'operation-in-progress', operation: op, next: `a ${op} is in progress in ${h.cwd}; ${OPERATION_NEXT_STEP[op]}, then rerun \`${shJoin(['evotrainer', 'skill', 'apply', r.id, '--onto', o.onto])}\`` };
   if (o.checkout) {
     const dirty = await dirtyPaths(h.cwd);
     if (dirty.length) return { outcome: 'dirty-worktree', files: dirty, next: `${h.cwd} has uncommitted changes (${dirty.slice(0, 5).join(', ')}${dirty.length > 5 ? ', …' : ''}); commit or stash them, or apply without --checkout (or with --worktree)` };
   }
-  if (!r.patch.trim()) return { outcome: 'empty', next: `skill ${r.id} carries no patch; apply its intervention by hand in a new version (\`evotrainer version new --parent ${o.onto} … --worktree\`)` };
+  if (!r.patch.trim()) return { outcome: 'empty', next: `skill ${r.id} carries no patch; apply its intervention by hand in a new version (\`evotrainer version new --parent ${shQuote(o.onto)} … --worktree\`)` };
   await reconcile(h);
   const ledger = await readLedger(h);
   const onto = requireEntry(ledger, o.onto);
@@ -340,6 +341,7 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
   let tree: string;
   try {
     await git(h.root, ['read-tree', onto.commit], { env });
+    await testPause('skill-apply:in-throwaway-index');
     const reverse = await git(h.root, ['apply', '--cached', '--check', '--reverse', patchFile], { env, allowFail: true });
     if (reverse.code === 0) return { outcome: 'already-applied', next: `${onto.id} already contains the intervention of ${r.id}; nothing to do (its evidence can still be recorded from the version that has it)` };
     const applied = await git(h.root, ['apply', '--cached', '--3way', patchFile], { env, allowFail: true });
@@ -350,7 +352,8 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
         outcome: 'conflict',
         files: files.length ? files : ['(git apply gave no file; see the patch)'],
         patchFile,
-        next: `nothing was changed. The intervention of ${r.id} conflicts with ${onto.id} in ${files.join(', ')}. To adapt it by hand: \`evotrainer version new --parent ${onto.id} --hypothesis "${r.intervention.hypothesis}" --target-metric ${r.intervention.target_metric} --success "${r.intervention.success}" --layer ${r.intervention.layer} --worktree\`, then in that worktree \`git apply --3way "${patchFile}"\` (or --reject), resolve, and \`evotrainer version commit vN\``,
+        // The skill's texts come from a skill file (perhaps another team's): every word of a command to paste is quoted.
+        next: `nothing was changed. The intervention of ${r.id} conflicts with ${onto.id} in ${files.join(', ')}. To adapt it by hand: \`${shJoin(['evotrainer', 'version', 'new', '--parent', onto.id, '--hypothesis', r.intervention.hypothesis, '--target-metric', r.intervention.target_metric, '--success', r.intervention.success, '--layer', r.intervention.layer, '--worktree'])}\`, then in that worktree \`${shJoin(['git', 'apply', '--3way', patchFile])}\` (or --reject), resolve, and \`evotrainer version commit vN\``,
       };
     }
     tree = await gitOut(h.root, ['write-tree'], { env });
@@ -365,6 +368,10 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
   const factor = checkSingleFactor(changes, r.intervention.factor || null);
 
   let entry!: LedgerEntry;
+  let keep: string | null = null;
+  const dropKeep = async () => {
+    if (keep) await git(h.root, ['update-ref', '-d', keep], { allowFail: true });
+  };
   await updateLedger(h, async (l) => {
     const n = Math.max(-1, ...[...l.entries.keys()].map(versionNumber)) + 1;
     const id = `v${n}` as VersionId;
@@ -383,6 +390,10 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
     ];
     const message = `${id}: apply skill ${r.id}: ${oneLine(r.title)}`.slice(0, 100) + `\n\nTrigger: ${oneLine(r.trigger)}\nExpected: ${oneLine(r.expected_outcome)}\n\n${trailers.map(([k, v]) => `${k}: ${oneLine(v)}`).join('\n')}\n`;
     const commit = await gitOut(h.root, ['commit-tree', tree, '-p', onto.commit, '-F', '-'], { input: message, env: h.commitEnv });
+    // Until its branch exists, only the ledger names this commit, and `git gc` would prune it: a ref keeps it.
+    await dropKeep(); // a retry after a concurrent ledger write numbers the version anew
+    keep = `${KEEP_PREFIX}${process.pid}-${id}`;
+    await git(h.root, ['update-ref', '-m', `evotrainer: keep ${id} until its branch exists`, keep, commit]);
     entry = {
       schema: 1,
       id,
@@ -402,11 +413,15 @@ export async function applySkill(h: Harness, skill: LoadedSkill, o: ApplyOptions
       skill: { id: r.id, sourceCommit: r.intervention.source.commit },
     };
     return { entries: [entry], message: `${id}: proposed from ${onto.id} by applying skill ${r.id}` };
+  }).catch(async (err: unknown) => {
+    await dropKeep();
+    throw err;
   });
   await testPause('skill-apply:after-ledger');
   if (!(await casRef(h.root, `refs/heads/${entry.branch}`, entry.commit, ZERO_OID, `evotrainer: ${entry.id} skill ${r.id}`))) {
     throw new HarnessError(`could not create ${entry.branch}; the ledger has ${entry.id} — rerun any evotrainer command to restore it`);
   }
+  await dropKeep();
   let worktree: string | null = null;
   if (o.worktree) worktree = await addWorktree(h, entry);
   else if (o.checkout) await git(h.cwd, ['switch', '--quiet', entry.branch]);

@@ -6,7 +6,7 @@ import { renameSync, writeFileSync } from 'node:fs';
  * (between two writes of a multi-step operation), write `EVOTRAINER_TEST_PAUSE_FILE`
  * so the test knows it got there, and wait forever for the test's SIGKILL.
  * Points: version-new:after-ledger, version-commit:after-commit, promote:after-ledger,
- * skill-apply:after-ledger, init:before-rename.
+ * skill-apply:in-throwaway-index, skill-apply:after-ledger, init:before-rename.
  */
 export async function testPause(point: string): Promise<void> {
   const at = process.env.EVOTRAINER_TEST_PAUSE_AT;

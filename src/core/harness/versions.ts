@@ -1,12 +1,13 @@
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { GateDecision, Hypothesis, Intervention, Layer, VersionId, VersionStatus } from '../model';
 import { checkBoundary, checkSingleFactor, type BoundaryViolation, type FactorCheck } from './boundary';
 import { analyzeChanges, type ChangeSet } from './changes';
 import { readLedger, requireEntry, updateLedger, versionNumber, type Evidence, type LedgerEntry, type PromotedLine } from './evidence';
 import { casRef, git, gitOut, oneLine, parseTrailers, revParse, ZERO_OID } from './git';
-import { dirtyPaths, EVO_PREFIX, HarnessError, listWorktrees, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, PROMOTED_REF, WORKTREES_DIR, type Harness } from './repo';
+import { dirtyPaths, EVO_PREFIX, HarnessError, KEEP_PREFIX, listWorktrees, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, processAlive, PROMOTED_REF, WORKTREES_DIR, type Harness } from './repo';
 import { testPause } from './testHooks';
+import { shJoin, shQuote } from '../jobs/quote';
 
 export const LAYERS: readonly Layer[] = ['reward', 'filter', 'environment', 'signal', 'behavior', 'diagnostics', 'infra', 'data'];
 
@@ -58,6 +59,7 @@ export class SingleFactorError extends HarnessError {
  */
 export async function reconcile(h: Harness): Promise<string[]> {
   const repairs: string[] = [];
+  sweepThrowawayIndexes(h, repairs);
   const ledger = await readLedger(h);
   if (!ledger.head) return repairs;
   const refs = await branchTips(h);
@@ -69,7 +71,13 @@ export async function reconcile(h: Harness): Promise<string[]> {
       if (await revParse(h.root, `${target}^{commit}`)) {
         await casRef(h.root, `refs/heads/${e.branch}`, target, ZERO_OID, `evotrainer: restore ${e.id}`);
         repairs.push(`created branch ${e.branch} for ${e.id} (from the ledger)`);
-      } else repairs.push(`${e.id}: branch ${e.branch} and commit ${e.commit.slice(0, 12)} are both missing; fetch them from the remote that has them`);
+      } else if (e.status !== 'rejected') {
+        // Nothing here can rebuild the commit (git gc pruned it, or it was never fetched): the
+        // ledger keeps the entry, and rejecting it records the loss as its evidence.
+        repairs.push(
+          `${e.id}: branch ${e.branch} and commit ${e.commit.slice(0, 12)} are both missing; fetch them from a remote that has them, or, if none has (pruned by git gc after an interrupted command), record the loss: \`${shJoin(['evotrainer', 'reject', e.id, '--reason', `commit ${e.commit.slice(0, 12)} was lost before its branch existed`])}\``,
+        );
+      }
     } else if (tip !== e.commit && e.commit === e.base && e.status === 'proposed') {
       const info = await commitInfo(h, tip);
       if (info.trailers['Evo-Version'] === e.id && info.parents[0] === e.base) {
@@ -90,8 +98,38 @@ export async function reconcile(h: Harness): Promise<string[]> {
       repairs.push(`evo/promoted (${tip?.slice(0, 12)}) differs from the ledger's promoted ${p.version} (${p.commit.slice(0, 12)}); it was moved by hand — promote a version to realign it`);
     }
   }
+  await dropKeepRefs(h);
   for (const r of repairs) h.onRepair?.(r);
   return repairs;
+}
+
+/** `evotrainer-apply-<pid>` / `evotrainer-index-<pid>` (and their .lock) of a command that was killed. */
+const THROWAWAY_INDEX = /^evotrainer-(?:apply|index)-(\d+)(?:\.lock)?$/;
+
+/** Removes the throwaway indexes of killed commands, in the common git dir and each worktree's. */
+function sweepThrowawayIndexes(h: Harness, repairs: string[]): void {
+  const worktrees = path.join(h.commonDir, 'worktrees');
+  const dirs = [h.commonDir, ...(existsSync(worktrees) ? readdirSync(worktrees).map((d) => path.join(worktrees, d)) : [])];
+  for (const dir of dirs) {
+    for (const f of existsSync(dir) ? readdirSync(dir) : []) {
+      const m = THROWAWAY_INDEX.exec(f);
+      if (!m || processAlive(Number(m[1]))) continue;
+      rmSync(path.join(dir, f), { force: true });
+      repairs.push(`removed ${path.join(dir, f)}, the throwaway index of an interrupted command`);
+    }
+  }
+}
+
+/**
+ * Drops keep-alive refs (see KEEP_PREFIX) whose command no longer runs: by now its commit
+ * has its branch (restored above from the ledger), or it never reached the ledger.
+ */
+async function dropKeepRefs(h: Harness): Promise<void> {
+  const refs = (await gitOut(h.root, ['for-each-ref', '--format=%(refname)', KEEP_PREFIX])).split('\n').filter(Boolean);
+  for (const ref of refs) {
+    const pid = Number(/^(\d+)-/.exec(ref.slice(KEEP_PREFIX.length))?.[1]);
+    if (!processAlive(pid)) await git(h.root, ['update-ref', '-d', ref], { allowFail: true });
+  }
 }
 
 /** Tips of `refs/heads/evo/*` by short branch name, and remote-tracking ones as `remote:evo/…`. */
@@ -243,7 +281,7 @@ export async function commitVersion(h: Harness, id: string, o: CommitOptions = {
   if (entry.status !== 'proposed') throw new HarnessError(`${id} is ${entry.status}; only a proposed version takes its intervention commit — start a new version with \`evotrainer version new --parent ${id}\``);
   if (entry.commit !== entry.base) throw new HarnessError(`${id} already has its intervention commit ${entry.commit.slice(0, 12)} (one single-factor commit per version); put a further change in a new version with --parent ${id}`);
   const wt = await checkoutOf(h, entry);
-  if (!wt) throw new HarnessError(`${id} (${entry.branch}) is not checked out anywhere; run \`evotrainer version worktree ${id}\` (or \`git switch ${entry.branch}\`), make the change there, then rerun`);
+  if (!wt) throw new HarnessError(`${id} (${entry.branch}) is not checked out anywhere; run \`evotrainer version worktree ${id}\` (or \`git switch ${shQuote(entry.branch)}\`), make the change there, then rerun`);
   const wgit = (await gitOut(wt, ['rev-parse', '--path-format=absolute', '--git-dir'])).trim();
   const op = operationInProgress(wgit);
   if (op) throw new HarnessError(`a ${op} is in progress in ${wt}; ${OPERATION_NEXT_STEP[op]}, then rerun`);

@@ -128,6 +128,17 @@ function runnerScript(r: JobRecord, timeoutMinutes: number | undefined): string 
  * start is idempotent (slurm_id / pid files in the job directory), so a submit interrupted
  * after sbatch and repeated with the same key finds the job instead of starting another.
  */
+/**
+ * Why a job script can only run inside a Slurm allocation (it reads the allocation's nodes,
+ * or calls srun/scontrol/sbatch itself), or null when it runs anywhere.
+ */
+export function slurmOnly(script: string): string | null {
+  const code = script.split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
+  const m = /\$\{?(SLURM_JOB_NODELIST|SLURM_NODELIST)\b|^\s*(sbatch|srun|scontrol)\s|\$\((srun|scontrol)\s/m.exec(code);
+  if (!m) return null;
+  return m[1] ? `it reads $${m[1]}` : `it runs ${m[2] ?? m[3]}`;
+}
+
 export async function submitJob(o: SubmitOptions): Promise<JobRecord> {
   const records = recordsFor(o.harness, o.records);
   if (!o.script && !o.templateName) throw new JobError('submitJob needs a script or a templateName');
@@ -168,6 +179,16 @@ export async function submitJob(o: SubmitOptions): Promise<JobRecord> {
   let src: TemplateSource;
   if (o.script !== undefined) src = { origin: 'script', text: o.script };
   else src = await loadTemplate(r.harness ?? process.cwd(), r.commit, o.templateName!);
+  const needsSlurm = r.profile.kind !== 'slurm' ? slurmOnly(src.text) : null;
+  if (needsSlurm) {
+    const message = `${src.origin} is a Slurm job (${needsSlurm}); the ${r.profile.kind} profile "${r.profile.name}" would run it as a plain script, where Slurm's allocation does not exist.`;
+    const nextStep = 'Submit it through a Slurm cluster profile (clusters: {gpu: {kind: slurm, host: ALIAS, work_dir: …}} and cluster: gpu in evotrainer.yaml, or --profile gpu), or give the job a path that runs here (jobs.' + (o.templateName ?? 'train') + '.command in evotrainer.yaml, e.g. `bash train/run_verl.sh` on a machine with GPUs) and remove the .sbatch file from that version.';
+    r.state = 'failed';
+    r.failure = { reason: 'failed', message, logTail: '', nextStep };
+    r.endedAt = new Date().toISOString();
+    records.save(r);
+    throw new JobError(`${message} ${nextStep}`);
+  }
   const timeoutMinutes = o.timeoutMinutes ?? src.timeoutMinutes;
   const values = templateValues({ version: r.version, commit: r.commit, run: r.run, workdir: r.workDir, jobdir: r.jobDir, job: r.id, template: r.template }, r.profile, r.vars);
   const env: [string, string | null][] = [['EVOTRAINER_JOB_ID', r.id], ['EVOTRAINER_JOB_DIR', r.jobDir], ['EVOTRAINER_WORKDIR', r.workDir], ['EVOTRAINER_VERSION', r.version], ['EVOTRAINER_RUN', r.run], ['EVOTRAINER_COMMIT', r.commit]];

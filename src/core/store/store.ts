@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
 import type { Split, TaskDomain } from '../model';
 import { loadDuckDB } from './duckdb';
-import { discoverCurves } from './curves';
+import { discoverCurves, isLogName } from './curves';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readHead, type IgnoredFile } from './importers';
@@ -259,8 +259,11 @@ export class RolloutStore {
     // Training curves (logs, event files) go to their own importer; a file named explicitly is not a rollout dump.
     const curves = discoverCurves(paths);
     const curveFiles = new Set(curves.map((c) => c.file));
-    const { files, ignored } = await discover(paths.filter((p) => !curveFiles.has(path.resolve(p))), opts.format);
-    const summary: ImportSummary = { files: [], ignored: ignored.filter((f) => !curveFiles.has(path.resolve(f.file))), rollouts: 0, steps: 0, badRecords: 0 };
+    // A job log named explicitly, before its first step line, has nothing to import yet: ignored, not an error.
+    const quietLogs = paths.filter((p) => !curveFiles.has(path.resolve(p)) && isLogName(p) && existsSync(p) && statSync(p).isFile());
+    const { files, ignored } = await discover(paths.filter((p) => !curveFiles.has(path.resolve(p)) && !quietLogs.includes(p)), opts.format);
+    const waiting = quietLogs.map((file) => ({ file, reason: "a log with no training-curve line yet (verl's `step:N - key:value`): import it again once the run has logged a step" }));
+    const summary: ImportSummary = { files: [], ignored: [...waiting, ...ignored.filter((f) => !curveFiles.has(path.resolve(f.file)))], rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
     const batch: Batch = {
       nextImportId: base + 1,

@@ -95,6 +95,18 @@ export async function loadEntry(root: string, id: string): Promise<{ entry: Ledg
 }
 
 /**
+ * The rollouts Findings (and, by default, the health report) look at: the selected
+ * version's, when it has imported rollouts, else the latest imported run's. Null when the
+ * store is empty.
+ */
+export async function findingsScope(store: RolloutStore, version: string | null): Promise<Scope | null> {
+  const hasVersion = version ? ((await store.one<{ n: number }>('select count(*)::int as n from rollouts where version = ?', [version]))?.n ?? 0) > 0 : false;
+  if (version && hasVersion) return { version };
+  const latest = await store.one<{ run_id: string }>('select run_id from rollouts order by id desc limit 1');
+  return latest ? { run: latest.run_id } : null;
+}
+
+/**
  * Findings for a version's rollouts; with no version, or none imported for it, those of
  * the latest imported run. Null model fields when the store is empty or missing.
  */
@@ -103,14 +115,8 @@ export async function loadFindings(root: string, version: string | null): Promis
   if (!existsSync(file)) return null;
   const store = await RolloutStore.open(file);
   try {
-    let scope: Scope = {};
-    const hasVersion = version ? ((await store.one<{ n: number }>('select count(*)::int as n from rollouts where version = ?', [version]))?.n ?? 0) > 0 : false;
-    if (version && hasVersion) scope = { version };
-    else {
-      const latest = await store.one<{ run_id: string }>('select run_id from rollouts order by id desc limit 1');
-      if (!latest) return null;
-      scope = { run: latest.run_id };
-    }
+    const scope = await findingsScope(store, version);
+    if (!scope) return null;
     const report = await computeHealth(store, scope);
     if (!report.rollouts) return null;
     const findings: Finding[] = evaluateRules({ health: report, series: await computeSeries(store, scope) });

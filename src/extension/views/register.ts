@@ -30,7 +30,7 @@ function versionId(arg: unknown): string | undefined {
  * `evotrainer-version:` documents. Everything that touches git or the store goes through
  * `engine()`, so registering costs nothing until a view is shown or a command runs.
  */
-export function registerVersioning(context: vscode.ExtensionContext, output: vscode.LogOutputChannel, engine: () => Engine): { refresh(): void } {
+export function registerVersioning(context: vscode.ExtensionContext, output: vscode.LogOutputChannel, engine: () => Engine): { refresh(): void; selectedVersion(): string | null } {
   let selected: string | null = null;
   const root = () => workspaceHarnessRoot();
   const versions = new VersionsTree(async () => {
@@ -119,5 +119,5 @@ export function registerVersioning(context: vscode.ExtensionContext, output: vsc
   cmd('evotrainer.showSkillEvidence', (arg?: unknown) => engine().showSkillEvidence(arg as SkillsNode | undefined));
   cmd('evotrainer.openLineageGraph', () => engine().LineagePanel.show(host));
 
-  return { refresh };
+  return { refresh, selectedVersion: () => selected };
 }

@@ -2,7 +2,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import { css, html, LitElement, nothing, svg, type TemplateResult } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
-import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type BacktestView, type CheckRow, type GateView, type HumanGateView, type Interval, type ResultState } from '../../extension/webviews/backtest/protocol';
+import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type BacktestView, type CheckRow, type GateView, type HowObtained, type HumanGateView, type Interval, type ResultState } from '../../extension/webviews/backtest/protocol';
 import { HostConnection } from '../shared/host';
 
 const host = new HostConnection();
@@ -243,6 +243,7 @@ export class BacktestApp extends LitElement {
         <h2>Every reason</h2>
         ${categories.map((cat) => html`<h3>${CATEGORY[cat] ?? cat}</h3>${this.checks(g.checks.filter((c) => (c.category ?? '') === cat))}`)}
       </section>
+      ${this.howObtained(g.howObtained)}
       ${g.intervals.length ? html`<section><h2>Comparisons (paired by task)</h2>${this.intervals(g.intervals, 'gate-intervals')}</section>` : nothing}
       <div class="actions">
         ${!decided
@@ -252,6 +253,31 @@ export class BacktestApp extends LitElement {
         <vscode-button secondary data-testid="gate-evidence" @click=${() => host.send(GateActionCommand, { action: 'evidence' })}>Show Version Evidence</vscode-button>
       </div>
     `;
+  }
+
+  /** How the gain was obtained: answers shown before written (channel, turn), behaviour concentrated in the flips, an empty diff that moved. */
+  private howObtained(o: HowObtained | undefined) {
+    if (!o || (!o.answerInContext.length && !o.flips && !o.emptyDiffMoved)) return nothing;
+    const f = o.flips;
+    return html`<section data-testid="gate-how">
+      <h2>How the gain was obtained</h2>
+      ${o.emptyDiffMoved ? html`<div class="check" data-testid="gate-empty-diff"><span>${mark(null)}</span><span><b>Nothing changed, yet it moved</b>: ${o.emptyDiffMoved}</span></div>` : nothing}
+      ${o.answerInContext.length
+        ? html`<h3>Shown the answer before writing it</h3>
+            <table data-testid="gate-answer-in-context"><tr><th>rollout</th><th>task</th><th class="num">turn</th><th>channel (the command whose output held the answer)</th></tr>
+              ${o.answerInContext.map((l) => html`<tr><td>${this.rollout(l.rollout)}</td><td class="task" title=${clean(l.task, 500)}>${clean(l.task, 200)}</td><td class="num">${l.turn === null ? '—' : l.turn === 0 ? 'before 1' : l.turn}</td><td><code>${clean(l.channel, 400)}</code></td></tr>`)}
+            </table>`
+        : nothing}
+      ${f
+        ? html`<h3>The ${f.flipped} task(s) flipped fail → pass</h3>
+            <div class="meta">${f.trajectories} credited trajectories; ${f.shown} shown their answer before writing it; compared with ${f.baseline} baseline and ${f.unflipped} unflipped trajectories</div>
+            ${f.concentrated.length
+              ? html`<table data-testid="gate-flip-behaviour"><tr><th>behaviour concentrated in the flips</th><th class="num">flips</th><th class="num">baseline</th><th class="num">unflipped</th></tr>
+                  ${f.concentrated.map((b) => html`<tr><td><code>${clean(b.behaviour, 300)}</code></td><td class="num">${b.flips} of ${f.trajectories}</td><td class="num">${b.baseline} of ${f.baseline}</td><td class="num">${b.unflipped} of ${f.unflipped}</td></tr>`)}
+                </table>`
+              : html`<div class="meta">no behaviour concentrated in them that the baseline lacks</div>`}`
+        : nothing}
+    </section>`;
   }
 
   private humanGate(g: HumanGateView) {

@@ -28,6 +28,7 @@ export class DoctorApp extends LitElement {
       border: 1px solid var(--vscode-panel-border, var(--vscode-widget-border, transparent)); background: var(--vscode-editorWidget-background); }
     .verdict.ready vscode-icon { color: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
     .verdict.not-ready vscode-icon { color: var(--vscode-errorForeground); }
+    .verdict.attention vscode-icon { color: var(--vscode-editorWarning-foreground, var(--vscode-charts-yellow)); }
     .meta { color: var(--vscode-descriptionForeground); font-size: 0.9em; }
     table { width: 100%; border-collapse: collapse; }
     th { text-align: left; font-weight: 600; color: var(--vscode-descriptionForeground); padding: 6px 8px; border-bottom: 1px solid var(--vscode-panel-border, var(--vscode-widget-border, #8884)); }
@@ -68,11 +69,9 @@ export class DoctorApp extends LitElement {
       ${error ? html`<p class="error" data-testid="doctor-error">The check could not run: ${error}</p>` : nothing}
       ${report
         ? html`
-            <div class="verdict ${report.ok ? 'ready' : 'not-ready'}" data-testid="doctor-verdict" data-ok=${String(report.ok)}>
-              <vscode-icon name=${report.ok ? 'pass-filled' : 'error'}></vscode-icon>
-              <span>${report.ok
-                ? 'Ready: everything EvoTrainer needs on this machine is in place.'
-                : 'Not ready: install the missing pieces below, then check again.'}</span>
+            <div class="verdict ${report.level}" data-testid="doctor-verdict" data-ok=${String(report.ok)} data-level=${report.level}>
+              <vscode-icon name=${report.level === 'ready' ? 'pass-filled' : report.level === 'attention' ? 'warning' : 'error'}></vscode-icon>
+              <span>${report.verdict}</span>
               <span class="meta">${report.summary.ok} ok · ${report.summary.missing} missing · ${report.summary.error} problems · ${report.summary.skipped} skipped</span>
             </div>
             <table data-testid="doctor-checks">

@@ -28,7 +28,7 @@ import {
   type Trajectory,
   type TrajectoryMessage,
 } from '../../extension/webviews/explorer/protocol';
-import { ansiSegments, diffLines, formatChars, formatCount, type Segment } from './text';
+import { ansiSegments, cellText, diffLines, formatChars, formatCount, modeLabel as label, plainText, type Segment } from './text';
 import { ExplorerHost } from './transport';
 import { cssProps } from '../shared/style';
 
@@ -48,19 +48,6 @@ const COLUMNS: { key: ExplorerColumn; label: string; cls: string; wide?: boolean
   { key: 'response_tokens', label: 'tokens', cls: 'num', wide: true },
   { key: 'prompt_id', label: 'task', cls: '' },
 ];
-
-function label(mode: string): string {
-  return mode.replace(/_/g, ' ');
-}
-
-function cell(r: ExplorerRow, key: ExplorerColumn): string {
-  const v = r[key];
-  if (v === null || v === undefined) return '—';
-  if (key === 'reward' && typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(3);
-  if (key === 'failure_mode') return label(String(v));
-  if (key === 'prompt_id') return `${r.prompt_id}  ${r.preview}`;
-  return String(v);
-}
 
 function partKey(p: TextPart): string {
   return p.kind === 'message' ? `message:${p.index}` : p.kind;
@@ -390,7 +377,7 @@ export class ExplorerApp extends LitElement {
       </vscode-single-select>
       <vscode-single-select data-testid="explorer-run" aria-label="Run" .value=${f.run ?? ''} @change=${(e: Event) => set({ run: (e.target as HTMLSelectElement).value || undefined })}>
         <vscode-option value="">all runs</vscode-option>
-        ${(facets?.runs ?? []).map((r) => html`<vscode-option value=${r}>${r}</vscode-option>`)}
+        ${(facets?.runs ?? []).map((r) => html`<vscode-option value=${r}>${plainText(r)}</vscode-option>`)}
       </vscode-single-select>
       <vscode-single-select data-testid="explorer-correct" aria-label="Correctness" .value=${f.correct ?? ''} @change=${(e: Event) => set({ correct: ((e.target as HTMLSelectElement).value || undefined) as ExplorerFilter['correct'] })}>
         <vscode-option value="">correct or not</vscode-option>
@@ -422,7 +409,7 @@ export class ExplorerApp extends LitElement {
     if (!r) return html`<div class="row cols placeholder" role="row"><span class="num">${i + 1}</span><span>…</span></div>`;
     return html`<div class="row cols ${this.openId === r.id ? 'open' : ''}" role="row" data-row=${r.id} data-testid="row-${r.id}" tabindex="0"
       @click=${() => this.open(r.id)} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && this.open(r.id)}>
-      ${COLUMNS.map((c) => html`<span class="${c.cls} ${c.wide ? 'wide' : ''} ${c.key === 'correct' ? (r.correct ? 'ok' : r.correct === false ? 'bad' : '') : ''}">${cell(r, c.key)}</span>`)}
+      ${COLUMNS.map((c) => html`<span class="${c.cls} ${c.wide ? 'wide' : ''} ${c.key === 'correct' ? (r.correct ? 'ok' : r.correct === false ? 'bad' : '') : ''}">${cellText(r, c.key)}</span>`)}
     </div>`;
   }
 
@@ -467,7 +454,7 @@ export class ExplorerApp extends LitElement {
     }
     return html`<div class="traj" data-testid="trajectory" data-rollout=${t.id}>
       <header>
-        <h2>Rollout ${t.id} · ${t.prompt_id}</h2>
+        <h2>Rollout ${t.id} · ${plainText(t.prompt_id)}</h2>
         <span class="grow"></span>
         <vscode-button secondary icon="close" data-testid="trajectory-close" @click=${() => {
           this.openId = null;
@@ -475,7 +462,7 @@ export class ExplorerApp extends LitElement {
         }}>Close</vscode-button>
       </header>
       <div class="facts meta">
-        <span>run ${t.run_id}${t.version ? ` · version ${t.version}` : ''} · step ${t.step} · ${t.split}</span>
+        <span>run ${plainText(t.run_id)}${t.version ? ` · version ${plainText(t.version)}` : ''} · step ${t.step} · ${t.split}</span>
         <span data-testid="trajectory-mode">failure mode: <b>${label(t.failure_mode)}</b></span>
         <span>reward ${t.reward ?? '—'}</span>
         <span class=${t.correct ? 'ok' : t.correct === false ? 'bad' : ''}>${t.correct === null ? 'no verdict' : t.correct ? 'correct' : 'incorrect'}</span>

@@ -4,6 +4,7 @@
  * (from a fixed list), every other escape sequence is dropped, and other control
  * characters are shown as visible escapes. Nothing here builds markup.
  */
+import type { ExplorerColumn, ExplorerRow } from '../../extension/webviews/explorer/protocol';
 
 export interface Segment {
   text: string;
@@ -100,6 +101,33 @@ export function ansiSegments(raw: string): Segment[] {
   }
   push(text.slice(last), classesOf(state));
   return out;
+}
+
+/**
+ * Untrusted text for one line of the page (table cells, run names, headings): escape
+ * sequences dropped and other controls shown as visible escapes, as in the text panes,
+ * and whitespace runs (newlines too) made one space.
+ */
+export function plainText(raw: string): string {
+  return ansiSegments(raw)
+    .map((s) => s.text)
+    .join('')
+    .replace(/\s+/g, ' ');
+}
+
+/** A failure-mode name as a label. */
+export function modeLabel(mode: string): string {
+  return mode.replace(/_/g, ' ');
+}
+
+/** A table cell of the rollout list: every value shown as plain one-line text. */
+export function cellText(r: ExplorerRow, key: ExplorerColumn): string {
+  const v = r[key];
+  if (v === null || v === undefined) return '—';
+  if (key === 'reward' && typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(3);
+  if (key === 'failure_mode') return plainText(modeLabel(String(v)));
+  if (key === 'prompt_id') return plainText(`${r.prompt_id}  ${r.preview}`);
+  return plainText(String(v));
 }
 
 export type DiffLineKind = 'add' | 'del' | 'hunk' | 'meta' | 'context';

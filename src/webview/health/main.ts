@@ -1,9 +1,11 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import '@vscode-elements/elements/dist/vscode-icon/index.js';
+import '@vscode-elements/elements/dist/vscode-single-select/index.js';
+import '@vscode-elements/elements/dist/vscode-option/index.js';
 import { css, html, LitElement, nothing } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
-import { DidChangeHealthNotification, RefreshHealthCommand, type HealthState, type MetricResult } from '../../extension/webviews/health/protocol';
+import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthState, type MetricResult } from '../../extension/webviews/health/protocol';
 import { HostConnection } from '../shared/host';
 import { cssProps } from '../shared/style';
 
@@ -42,6 +44,9 @@ export class HealthApp extends LitElement {
     .bar { height: 10px; background: var(--vscode-charts-blue, var(--vscode-focusBorder)); border-radius: 2px; }
     .bar.success { background: var(--vscode-testing-iconPassed, var(--vscode-charts-green)); }
     .error { color: var(--vscode-errorForeground); }
+    .scope { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin: 4px 0 8px; }
+    .scope .label { font-weight: 600; }
+    .scope vscode-single-select { min-width: 220px; max-width: 100%; }
   `;
 
   @state() private view: HealthState = host.initialState<HealthState>();
@@ -63,10 +68,25 @@ export class HealthApp extends LitElement {
         <vscode-button icon="refresh" ?disabled=${status === 'loading'} @click=${() => host.send(RefreshHealthCommand, undefined)}>Refresh</vscode-button>
       </header>
       <div class="meta">${store ?? 'no store'}${report ? ` · ${report.rollouts} rollouts in ${report.groups} groups${report.curvePoints ? ` · ${report.curvePoints} training-curve values` : ''}` : ''}</div>
+      ${this.scopePicker()}
       ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="health-message">${error}</p>` : nothing}
       ${status === 'empty' && !error ? html`<p class="meta" data-testid="health-message">No rollouts or training curves yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}
       ${report && (report.rollouts || report.curvePoints) ? this.body(report.metrics, findings, failureModes) : nothing}
     `;
+  }
+
+  /** Which rollouts this report pools, and the other scopes to pick. */
+  private scopePicker() {
+    const { scope, scopes } = this.view;
+    const current = scopes.find((o) => o.key === scope);
+    if (!current) return nothing;
+    return html`<div class="scope">
+      <span class="label" data-testid="health-scope">Scope: ${current.label}</span>
+      <vscode-single-select data-testid="health-scope-select" aria-label="Scope of the report" .value=${scope}
+        @change=${(e: Event) => host.send(SetHealthScopeCommand, { scope: (e.target as HTMLSelectElement).value })}>
+        ${scopes.map((o) => html`<vscode-option value=${o.key}>${o.label}</vscode-option>`)}
+      </vscode-single-select>
+    </div>`;
   }
 
   private body(metrics: MetricResult[], findings: HealthState['findings'], modes: HealthState['failureModes']) {

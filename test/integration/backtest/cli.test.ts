@@ -31,13 +31,22 @@ describe('evotrainer backtest / gate (CLI)', () => {
   it('backtests with --trust --json and records the report on the version', () => {
     const r = cli(['backtest', v, '--harness', h.root, '--trust', '--json']);
     assert.equal(r.status, 0, r.stderr + r.stdout);
-    const report = JSON.parse(r.stdout) as { verdict: string; kinds: string[]; stats: { rollouts: number; errors: { after: number } } };
+    const report = JSON.parse(r.stdout) as { verdict: string; kinds: string[]; stats: { rollouts: number; errors: { after: number } }; isolation: { environment: string; readOnlyRoot: boolean; detail: string } };
     assert.deepEqual(report.kinds, ['reward_rescore']);
+    // the report says what confined the harness code (confine.test.ts checks that it holds)
+    assert.equal(report.isolation.environment, 'scrubbed');
+    assert.match(report.isolation.detail, report.isolation.readOnlyRoot ? /^harness code ran with no network, a read-only filesystem/ : /^harness code ran WITHOUT network or filesystem confinement/);
     assert.equal(report.stats.rollouts, 7); // six train, one val
     assert.equal(report.stats.errors.after, 0);
     assert.equal(report.verdict, 'pass');
     const lineage = cli(['lineage', '--harness', h.root, '--json']);
     assert.match(lineage.stdout, new RegExp(`"id": "${v}"[\\s\\S]*?"status": "backtested"`));
+  });
+
+  it('the text report ends with what confined the harness code', () => {
+    const r = cli(['backtest', v, '--harness', h.root, '--trust', '--no-record']);
+    assert.equal(r.status, 0, r.stderr + r.stdout);
+    assert.match(r.stdout, /\nharness code ran (with no network|WITHOUT network)[^\n]*scrubbed environment \(PATH, /);
   });
 
   it('rejects a bad --rollouts selector with the accepted keys', () => {

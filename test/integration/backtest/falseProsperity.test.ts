@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { formatGate, recordGate, runBacktest, runGate } from '../../../src/core/backtest';
@@ -9,7 +9,7 @@ import type { Harness } from '../../../src/core/harness/repo';
 import { defaultStorePath, RolloutStore } from '../../../src/core/store/store';
 import { requireSharedData, sweDir } from '../../helpers/data';
 import { tempDir } from '../../helpers/tmp';
-import { candidate, mathHarness } from './helpers';
+import { candidate, mathHarness, sweEvalRun, type SweTraj } from './helpers';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -22,39 +22,17 @@ requireSharedData();
  * resolves the same K tasks by testing its own fix. The gate must reject the first,
  * naming the leak, and promote the second.
  */
-interface Traj {
-  instance_id: string;
-  messages: { role: string; content: string }[];
-}
+const LEAK_TURN = (doc: SweTraj) => [
+  { role: 'assistant', content: 'THOUGHT: The upstream fix may already be in the history.\n\n```bash\ngit log -p -3 --all -- .\n```' },
+  { role: 'user', content: `<returncode>0</returncode>\n<output>\ncommit 4f1c2e9\n    Fix ${doc.instance_id}\n\n--- a/src/module.py\n+++ b/src/module.py\n-    return value\n+    return normalize(value)\n</output>` },
+];
+const GENUINE_TURN = () => [
+  { role: 'assistant', content: 'THOUGHT: Verify the fix with the reproduction script and the tests.\n\n```bash\npython -m pytest -q tests/test_regression.py\n```' },
+  { role: 'user', content: '<returncode>0</returncode>\n<output>\n3 passed in 0.41s\n</output>' },
+];
 
 function evalRun(dir: string, flip: Set<string>, how: 'leak' | 'genuine'): string {
-  const trajs = path.join(dir, 'trajs');
-  const reports = path.join(dir, 'reports');
-  mkdirSync(trajs, { recursive: true });
-  mkdirSync(reports, { recursive: true });
-  for (const f of readdirSync(path.join(sweDir, 'trajs'))) {
-    const doc = JSON.parse(readFileSync(path.join(sweDir, 'trajs', f), 'utf8')) as Traj;
-    const id = doc.instance_id;
-    const report = JSON.parse(readFileSync(path.join(sweDir, 'reports', `${id}.report.json`), 'utf8')) as Record<string, unknown>;
-    if (flip.has(id)) {
-      const turn =
-        how === 'leak'
-          ? [
-              { role: 'assistant', content: 'THOUGHT: The upstream fix may already be in the history.\n\n```bash\ngit log -p -3 --all -- .\n```' },
-              { role: 'user', content: `<returncode>0</returncode>\n<output>\ncommit 4f1c2e9\n    Fix ${id}\n\n--- a/src/module.py\n+++ b/src/module.py\n-    return value\n+    return normalize(value)\n</output>` },
-            ]
-          : [
-              { role: 'assistant', content: 'THOUGHT: Verify the fix with the reproduction script and the tests.\n\n```bash\npython -m pytest -q tests/test_regression.py\n```' },
-              { role: 'user', content: '<returncode>0</returncode>\n<output>\n3 passed in 0.41s\n</output>' },
-            ];
-      doc.messages.splice(Math.max(2, doc.messages.length - 2), 0, ...turn);
-      const inner = (report[id] ?? report) as Record<string, unknown>;
-      inner.resolved = true;
-    }
-    writeFileSync(path.join(trajs, f), JSON.stringify(doc));
-    writeFileSync(path.join(reports, `${id}.report.json`), JSON.stringify(report));
-  }
-  return trajs;
+  return sweEvalRun(sweDir, dir, { flip, inject: how === 'leak' ? LEAK_TURN : GENUINE_TURN });
 }
 
 describe('the promotion gate against false prosperity (real SWE trajectories)', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -100,13 +100,30 @@ describe('kill-safety (SIGKILL at critical points, built CLI)', () => {
     assert.equal(l.versions[1]!.status, 'promoted');
   });
 
-  it('cherry-pick of a skill: killed between ledger and branch, nothing is half-applied and the branch is restored', async () => {
+  it('cherry-pick of a skill: killed in its throwaway index, the next command removes the index and applies', async () => {
+    const math = await makeHarness('math', { domain: 'math' });
+    await evaluatedVersion(math, 'v0', (wt) => edit(wt, REWARD, '"format": 1.0', '"format": 0.5'), { pass_rate: 0.4 }, { promote: true });
+    const { skill } = await recordSkill(math, { from: 'v1', id: 'halve-format', category: 'reward_design', trigger: 'format share > 0.5' });
+    const code = await makeHarness('code', { domain: 'coding' });
+    await killAt('skill-apply:in-throwaway-index', ['skill', 'apply', skill.file, '--onto', 'v0'], code.root);
+    const left = readdirSync(path.join(code.root, '.git')).filter((f) => f.startsWith('evotrainer-apply-'));
+    assert.equal(left.length, 1, 'the kill left the throwaway index');
+    const r = cli(['skill', 'apply', skill.file, '--onto', 'v0'], { cwd: code.root });
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, new RegExp(`resumed: removed .*${left[0]}, the throwaway index of an interrupted command`));
+    assertGitConsistent(code.root);
+    assert.match(sh(code.root, 'show', `evo/v1-skill-halve-format:${REWARD}`), /"format": 0\.5/);
+  });
+
+  it('cherry-pick of a skill: killed between ledger and branch, then `git gc --prune=now`: nothing is half-applied and the branch is restored', async () => {
     const math = await makeHarness('math', { domain: 'math' });
     await evaluatedVersion(math, 'v0', (wt) => edit(wt, REWARD, '"format": 1.0', '"format": 0.5'), { pass_rate: 0.4 }, { promote: true });
     const { skill } = await recordSkill(math, { from: 'v1', id: 'halve-format', category: 'reward_design', trigger: 'format share > 0.5' });
     const code = await makeHarness('code', { domain: 'coding' });
     writeFileSync(path.join(code.root, REWARD), readFileSync(path.join(code.root, REWARD), 'utf8') + '# my local note\n');
     await killAt('skill-apply:after-ledger', ['skill', 'apply', skill.file, '--onto', 'v0'], code.root);
+    // Only the ledger names the new commit so far: a prune of unreachable objects must not take it.
+    sh(code.root, 'gc', '--prune=now', '--quiet');
     assertGitConsistent(code.root);
     assert.equal(sh(code.root, 'status', '--porcelain'), 'M reward/compute_score.py', 'the checkout holds only the user\'s own change');
     assert.match(readFileSync(path.join(code.root, REWARD), 'utf8'), /"format": 1\.0[\s\S]*# my local note\n$/);
@@ -114,6 +131,31 @@ describe('kill-safety (SIGKILL at critical points, built CLI)', () => {
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /resumed: created branch evo\/v1-skill-halve-format/);
     assert.match(sh(code.root, 'show', `evo/v1-skill-halve-format:${REWARD}`), /"format": 0\.5/);
+    assert.equal(sh(code.root, 'for-each-ref', 'refs/evotrainer/'), '', 'the ref that kept the commit alive is gone once its branch exists');
+  });
+
+  it('an entry whose commit was pruned before this protection existed is named with the command that settles it', async () => {
+    const math = await makeHarness('math', { domain: 'math' });
+    await evaluatedVersion(math, 'v0', (wt) => edit(wt, REWARD, '"format": 1.0', '"format": 0.5'), { pass_rate: 0.4 }, { promote: true });
+    const { skill } = await recordSkill(math, { from: 'v1', id: 'halve-format', category: 'reward_design', trigger: 'format share > 0.5' });
+    const code = await makeHarness('code', { domain: 'coding' });
+    await killAt('skill-apply:after-ledger', ['skill', 'apply', skill.file, '--onto', 'v0'], code.root);
+    // As a repository from before the keep-alive ref: nothing references the commit, and gc prunes it.
+    for (const ref of sh(code.root, 'for-each-ref', '--format=%(refname)', 'refs/evotrainer/').split('\n').filter(Boolean)) sh(code.root, 'update-ref', '-d', ref);
+    sh(code.root, 'reflog', 'expire', '--expire=now', '--all');
+    sh(code.root, 'gc', '--prune=now', '--quiet');
+    const lost = cli(['version', 'new', '--parent', 'v0', '--hypothesis', 'h', '--target-metric', 'pass_rate', '--success', 'pass_rate > 0.3', '--layer', 'reward'], { cwd: code.root });
+    assert.equal(lost.status, 0, lost.stderr);
+    const hint = /record the loss: `evotrainer (reject v1 --reason '[^']+')`/.exec(lost.stderr);
+    assert.ok(hint, lost.stderr);
+    // The printed command, as a shell reads it.
+    const r = spawnSync('sh', ['-c', `"$0" "$1" ${hint[1]}`, process.execPath, bin], { cwd: code.root, encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    const after = cli(['reject', 'v2', '--reason', 'not needed'], { cwd: code.root });
+    assert.equal(after.status, 0, after.stderr);
+    assert.doesNotMatch(after.stderr, /missing/, 'settled: no longer reported');
+    assert.deepEqual(lineageOf(code.root).versions.map((v) => [v.id, v.status]), [['v0', 'promoted'], ['v1', 'rejected'], ['v2', 'rejected']]);
+    assert.match(lineageOf(code.root).versions[1]!.decision?.reasons ?? '', /was lost before its branch existed/);
   });
 
   it('init: killed before the harness is moved into place, the folder stays free and init can be rerun', async () => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
@@ -7,7 +8,7 @@ import { parseTrailers } from '../../../src/core/harness/git';
 import { openHarness } from '../../../src/core/harness/repo';
 import { applySkill, findSkill, listSkills, recordSkill, searchSkills, shareSkill, skillsDir } from '../../../src/core/harness/skills';
 import { advanceVersion, newVersion, promoteVersion } from '../../../src/core/harness/versions';
-import { tempDir } from '../../helpers/tmp';
+import { tempDir, writeScript } from '../../helpers/tmp';
 import { edit, evaluatedVersion, makeHarness, refsSnapshot, REWARD, sh } from './helpers';
 
 const HALVE = (wt: string) => edit(wt, REWARD, '"format": 1.0 if pred is not None else 0.0', '"format": 0.5 if pred is not None else 0.0');
@@ -90,6 +91,33 @@ describe('skills: record in one harness, apply in another', () => {
     assert.equal(refsSnapshot(swe.root), before, 'no ref moved, no ledger entry');
     assert.equal(sh(swe.root, 'status', '--porcelain'), status);
     assert.deepEqual(readdirIndexes(swe.commonDir), [], 'no throwaway index left behind');
+  });
+
+  it('quotes every word of the commands a conflict suggests: a hostile hypothesis and path paste as literal arguments', async () => {
+    const math = await makeHarness('math', { domain: 'math' });
+    await evaluatedVersion(math, 'v0', HALVE, { pass_rate: 0.4 }, { promote: true });
+    const { skill } = await recordSkill(math, { from: 'v1', id: 'halve-format-reward', category: 'reward_design', trigger: TRIGGER });
+    // The skill file is another team's text: a hypothesis and success criterion built to break out of quotes.
+    const hostile = `halve "format" $(touch PWNED) \`touch PWNED\`; touch PWNED 'it''s' \\"; touch PWNED #`;
+    skill.record.intervention.hypothesis = hostile;
+    skill.record.intervention.success = `pass_rate > 0.3" && touch PWNED && echo "`;
+    const swe = await makeHarness(`swe $(touch PWNED) 'dir'`, { domain: 'swe' });
+    await evaluatedVersion(swe, 'v0', (wt) => edit(wt, REWARD, '"format": 1.0 if pred is not None else 0.0', '"format": 0.2 if pred is not None else 0.0'), { pass_rate: 0.35 }, { promote: true });
+    const r = await applySkill(swe, skill, { onto: 'v1' });
+    assert.equal(r.outcome, 'conflict');
+    if (r.outcome !== 'conflict') return;
+    const commands = /To adapt it by hand: `(evotrainer version new .*--worktree)`, then in that worktree `(git apply --3way .*)` \(or --reject\)/s.exec(r.next);
+    assert.ok(commands, r.next);
+    // Stand-ins for the two programs (the real ones would act on the repo): they print their arguments, one per line.
+    const dir = tempDir();
+    for (const name of ['evotrainer', 'git']) writeScript(dir, name, 'for a in "$@"; do printf "%s\\n" "$a"; done');
+    const run = (command: string) => spawnSync('sh', ['-c', command], { cwd: dir, encoding: 'utf8', env: { ...process.env, PATH: `${dir}:${process.env.PATH}` } });
+    const created = run(commands[1]!);
+    assert.equal(created.status, 0, created.stderr);
+    assert.deepEqual(created.stdout.split('\n').slice(0, -1), ['version', 'new', '--parent', 'v1', '--hypothesis', hostile, '--target-metric', skill.record.intervention.target_metric, '--success', skill.record.intervention.success, '--layer', skill.record.intervention.layer, '--worktree']);
+    const applied = run(commands[2]!);
+    assert.deepEqual(applied.stdout.split('\n').slice(0, -1), ['apply', '--3way', r.patchFile]);
+    assert.deepEqual(readdirSync(dir).sort(), ['evotrainer', 'git'], 'nothing in the text ran');
   });
 
   it('reports already-applied, dirty-worktree and operation-in-progress, each with its next step and no change', async () => {

@@ -110,9 +110,31 @@ describe('math template', () => {
     dir = await init('math', base);
   });
 
-  it("passes its own Python tests", () => {
-    const { ran } = unittests(dir);
-    assert.ok(ran >= 35, `ran ${ran}`);
+  it('passes its own Python tests: each answer notation with a near miss, math_verify when importable, the sympy timer, Python 3.9 syntax', () => {
+    const { ran, names } = unittests(dir);
+    assert.ok(ran >= 60, `ran ${ran}`);
+    for (const t of ['test_fraction_spellings', 'test_mixed_numbers', 'test_left_right_and_spacing', 'test_units_and_text_wrappers', 'test_percent',
+      'test_thousands_separators_with_decimals', 'test_intervals', 'test_sets_are_unordered_and_tuples_ordered', 'test_answer_lists_are_unordered',
+      'test_inequalities_both_ways', 'test_var_prefixes', 'test_equations_up_to_a_constant_factor', 'test_matrices_and_vectors',
+      'test_radicals_constants_and_trigonometry', 'test_adjacent_boxes_form_an_answer_list', 'test_math_verify_decides_when_importable',
+      'test_sympy_runs_under_a_timeout', 'test_python_files_parse_as_python_3_9', 'test_hostile_responses_take_bounded_time']) {
+      assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
+    }
+  });
+
+  it('`evotrainer evolve` with no cluster profile says its Slurm training job needs one, before running anything', () => {
+    const started = Date.now();
+    const r = spawnSync(process.execPath, [path.join(repoRoot, 'bin', 'evotrainer.js'), 'evolve', '--trust', '--rounds', '1'], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(r.status, 1, `${r.stdout}\n${r.stderr}`);
+    assert.match(r.stderr, /jobs\/train\.sbatch@[0-9a-f]{7} is a Slurm job \(it reads \$SLURM_JOB_NODELIST\); the local profile "local" would run it as a plain script/);
+    assert.match(r.stderr, /Submit it through a Slurm cluster profile \(clusters: \{gpu: \{kind: slurm/);
+    assert.doesNotMatch(`${r.stdout}${r.stderr}`, /unbound variable/);
+    assert.ok(Date.now() - started < 60_000);
+    // The job is on record as failed with the same next step, and nothing ran.
+    const records = readdirSync(path.join(dir, '.evotrainer', 'jobs')).filter((f) => f.endsWith('.json'));
+    const failed = records.map((f) => JSON.parse(readFileSync(path.join(dir, '.evotrainer', 'jobs', f), 'utf8')) as { state: string; failure: { nextStep: string } | null }).filter((j) => j.state === 'failed');
+    assert.equal(failed.length, 1);
+    assert.match(failed[0]!.failure!.nextStep, /Slurm cluster profile/);
   });
 
   it('reproduces every label of the GSM8K model solutions (100% agreement)', () => {
@@ -200,7 +222,8 @@ for step in (1, 2, 3):
     const cli = (args: string[]) => spawnSync(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'src', 'cli', 'main.ts'), ...args, '--store', store], { cwd: repoRoot, encoding: 'utf8', env: process.env, timeout: 300_000 });
     let r = cli(['import', dump, '--format', 'verl', '--run', 'gsm8k', '--split', 'train']);
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
-    r = cli(['health', '--run', 'gsm8k', '--json', '--harness', dir]);
+    // --trust: the template's script metric (non_numeric_answer_share.py) is harness code
+    r = cli(['health', '--run', 'gsm8k', '--json', '--harness', dir, '--trust']);
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     const health = JSON.parse(r.stdout) as { rollouts: number; metrics: { name: string; value: number | null; status: string }[]; problems: unknown[] };
     assert.equal(health.rollouts, 720);
@@ -217,7 +240,7 @@ for step in (1, 2, 3):
     const noAnswer = value('no_final_answer_share');
     assert.ok(noAnswer !== null && noAnswer >= 0 && noAnswer < 0.05, `no_final_answer_share ${noAnswer}`);
     assert.ok(typeof value('non_numeric_answer_share') === 'number');
-    r = cli(['diagnose', '--run', 'gsm8k', '--json', '--harness', dir]);
+    r = cli(['diagnose', '--run', 'gsm8k', '--json', '--harness', dir, '--trust']);
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     const diag = JSON.parse(r.stdout) as { problems: unknown[]; findings: { rule: string }[] };
     assert.deepEqual(diag.problems, []);
@@ -277,7 +300,8 @@ describe('swe template', () => {
       'test_patch_skipping_the_failing_test_earns_nothing', 'test_correct_fix_plus_test_edits_earns_nothing', 'test_patching_the_test_framework_earns_nothing',
       'test_compute_score_and_report_file', 'test_scrubbed_workspace_has_no_history', 'test_unscrubbed_workspace_leaks_the_fix',
       'test_correct_fix_resolves_under_pytest', 'test_a_module_shadowing_the_test_runner_earns_nothing', 'test_printing_passing_lines_earns_nothing',
-      'test_patching_the_framework_out_of_sight_earns_nothing', 'test_a_plugin_added_to_the_test_configuration_earns_nothing', 'test_test_paths_and_test_configuration']) {
+      'test_patching_the_framework_out_of_sight_earns_nothing', 'test_a_plugin_added_to_the_test_configuration_earns_nothing', 'test_test_paths_and_test_configuration',
+      'test_the_patched_code_sees_none_of_the_trainers_secrets']) {
       assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
     }
     const cfg = JSON.parse(readFileSync(path.join(dir, 'env', 'config.json'), 'utf8')) as { environment: { scrub_git_history: boolean } };

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { comparePaired, pairedBootstrap, permutationTest } from '../../../src/core/backtest/stats';
 import { computeStats, type ScoredRollout } from '../../../src/core/backtest/report';
+import { seedOf } from '../../../src/core/util/random';
 
 const tasks = (values: number[]) => new Map(values.map((v, i) => [`t${i}`, v]));
 
@@ -78,5 +79,20 @@ describe('backtest statistics', () => {
     assert.equal(s.errors.after, 1);
     assert.equal(s.scores.after.n, 1);
     assert.equal(s.errors.examples[0]!.error, 'TimeoutError');
+  });
+
+  it('the same comparison gives the same interval whatever order the store returned the tasks in, seeded from the version pair', () => {
+    const values = Array.from({ length: 80 }, (_, i) => [`task-${(i * 37) % 80}`, ((i * 7919) % 13) / 13, ((i * 104729) % 11) / 11] as const);
+    const shuffled = [...values].sort((x, y) => ((x[1] * 1000 + x[2]) % 7) - ((y[1] * 1000 + y[2]) % 7) || x[0].localeCompare(y[0]));
+    assert.notDeepEqual(shuffled.map((v) => v[0]), values.map((v) => v[0]));
+    const seed = seedOf('v0→v4');
+    const run = (vs: typeof values) => comparePaired(new Map(vs.map((v) => [v[0], v[1]])), new Map(vs.map((v) => [v[0], v[2]])), { seed });
+    const first = run(values);
+    assert.deepEqual(run(shuffled), first);
+    assert.deepEqual(run(values), first);
+    // Another version pair draws other resamples (its own, reproducible, interval).
+    assert.equal(seedOf('v0→v4'), seed);
+    assert.notEqual(seedOf('v0→v5'), seed);
+    assert.notDeepEqual(comparePaired(new Map(values.map((v) => [v[0], v[1]])), new Map(values.map((v) => [v[0], v[2]])), { seed: seedOf('v0→v5') }).ci, first.ci);
   });
 });

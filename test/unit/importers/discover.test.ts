@@ -9,7 +9,6 @@ import { tempDir } from '../../helpers/tmp';
 requireSharedData();
 
 describe('discovering the files of a dump folder', () => {
-
   it('names every file it skips with the reason', async () => {
     const { files, ignored } = await discover([path.join(externalDir, 'swe-agent'), path.join(externalDir, 'verifiers', 'wordle')]);
     assert.equal(files.length, 22);

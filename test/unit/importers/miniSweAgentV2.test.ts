@@ -7,6 +7,8 @@ import { externalDir, requireSharedData } from '../../helpers/data';
 import { readAll } from '../../helpers/importers';
 import { tempDir } from '../../helpers/tmp';
 
+requireSharedData();
+
 const REAL = path.join(externalDir, 'mini-swe-agent-v2', 'astropy__astropy-12907.traj.json');
 
 async function record(file: string, verdicts?: string) {
@@ -15,10 +17,7 @@ async function record(file: string, verdicts?: string) {
   return good[0]!.record;
 }
 
-requireSharedData();
-
 describe('mini-swe-agent 2.x importer (tool calling, trajectory_format mini-swe-agent-1.1)', () => {
-
   it('reads the real 2.3 trajectory: one tool call per turn, tool observations, no format errors', async () => {
     // Figures counted from the file with a python3 one-off: 130 messages (system, task,
     // 64 assistant, 63 tool, 1 exit); 64 actions in extra.actions; 17133 completion tokens;

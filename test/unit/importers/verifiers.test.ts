@@ -8,6 +8,8 @@ import { externalDir, requireSharedData } from '../../helpers/data';
 import { readAll } from '../../helpers/importers';
 import { tempDir } from '../../helpers/tmp';
 
+requireSharedData();
+
 const MATH = path.join(externalDir, 'verifiers', 'math_python', 'results.jsonl');
 const WORDLE = path.join(externalDir, 'verifiers', 'wordle', 'results.jsonl');
 
@@ -17,10 +19,7 @@ async function records(file: string) {
   return good.map((g) => g.record);
 }
 
-requireSharedData();
-
 describe('verifiers importer (real vf-eval outputs)', () => {
-
   it('detects results.jsonl beside metadata.json as verifiers, and the env names the domain', async () => {
     for (const f of [MATH, WORDLE]) assert.deepEqual((await discover([f])).files.map((x) => x.importer.format), ['verifiers']);
     assert.equal(verifiersImporter.domainOf!(MATH), 'math');

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { alignMessages } from '../../../src/core/explore/explorer';
 import { chatTurns, verlImporter } from '../../../src/core/store/importers/verl';
 import { fixtures } from '../../helpers/data';
 import { readAll } from '../../helpers/importers';
@@ -57,6 +58,30 @@ describe('verl importer, multi-turn chat-template rollouts', () => {
       ],
     );
     assert.equal(steps[7]!.observationBytes, Buffer.byteLength('<returncode>1</returncode>\n<output>\n<script>alert(1)</script>\u001b[31mFAILED\u001b[0m 1 failed\n</output>', 'utf8'));
+  });
+
+  it('the trajectory viewer shows the turns, each beside its step, without chat-template tokens', async () => {
+    const { good } = await readAll(verlImporter, file);
+    const r = good[0]!.record;
+    // The steps as the store keeps them (one row per step, numbered from 0).
+    const steps = r.steps!.map((st, turn) => ({ rollout_id: 1, turn, role: st.role, action_kind: st.actionKind, command: st.command, exit_code: st.exitCode, observation_bytes: st.observationBytes, format_error: st.formatError, timeout: st.timeout, truncated: st.truncated, tokens: st.tokens }));
+    const msgs = alignMessages({ prompt: r.prompt as string, prompt_format: 'text', response: r.response as string, response_format: 'text' }, steps);
+    assert.equal(msgs.length, steps.length, 'one message per step');
+    assert.deepEqual(msgs.map((m) => [m.part, m.role, m.command, m.exitCode, m.formatError]), [
+      ['prompt', 'system', null, null, false],
+      ['prompt', 'user', null, null, false],
+      ['response', 'assistant', 'git log -p -n 3', null, false],
+      ['response', 'user', null, 0, false],
+      ['response', 'assistant', "sed -i 's/a - b/a + b/' 'src/pkg/$(rm -rf x);core.py'", null, false],
+      ['response', 'user', null, 0, false],
+      ['response', 'assistant', 'python -m pytest -q tests/test_core.py', null, false],
+      ['response', 'user', null, 1, false],
+      ['response', 'assistant', null, null, true],
+      ['response', 'assistant', 'submit', null, false],
+    ]);
+    assert.ok(msgs.every((m) => !/<\|im_(start|end)\|>|<\/?tool_response>/.test(m.full)), 'no template tokens');
+    assert.equal(msgs[1]!.full, 'Fix `add_items`, then submit.');
+    assert.equal(msgs[7]!.full, '<returncode>1</returncode>\n<output>\n<script>alert(1)</script>\u001b[31mFAILED\u001b[0m 1 failed\n</output>');
   });
 
   it('sends multi-turn dumps to the streaming path and keeps single-turn dumps on the bulk path', () => {

@@ -126,7 +126,7 @@ export async function importCurves(conn: DuckDBConnection, found: CurveFile[], o
       a.endRow();
     }
     a.closeSync();
-    for (const [run, r] of runs) await conn.run(`insert into runs values (?, ?, ?, ?, now()) on conflict do nothing`, [run, opts.version ?? null, r.format, path.resolve(r.root)]);
+    for (const [run, r] of runs) await conn.run(`insert into runs (id, version, framework, source, created_at) values (?, ?, ?, ?, now()) on conflict do nothing`, [run, opts.version ?? null, r.format, path.resolve(r.root)]);
   }
   return summary;
 

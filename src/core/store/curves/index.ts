@@ -17,6 +17,12 @@ const SKIP_DIRS = new Set(['.git', 'node_modules', '.evotrainer', '__pycache__']
 /** Files worth sniffing for curves inside a directory: logs, JSONL, event files, MLflow metric files. */
 const CANDIDATE = /(?:\.(?:log|out|err|txt|jsonl)$|^(?:log|stdout|stderr)(?:\.[\w-]+)?$|^events\.out\.tfevents\.)/;
 
+/** A log by its name (not JSONL): where training curves may appear once the run gets to its first step. */
+export function isLogName(file: string): boolean {
+  const base = path.basename(file);
+  return CANDIDATE.test(base) && !base.endsWith('.jsonl') && !base.startsWith('events.out.tfevents.');
+}
+
 /** The reader of `file`, or null when it holds no curves this product reads. */
 export function curveReaderFor(file: string): CurveReader | null {
   const base = path.basename(file);

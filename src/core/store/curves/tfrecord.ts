@@ -55,24 +55,38 @@ const MAX_RECORD = 256 * 1024 * 1024;
  */
 export function* readTfRecords(file: string, startOffset: number, onChunk?: (bytes: Buffer) => void): Generator<TfRecordItem> {
   const fd = openSync(file, 'r');
+  // A window on the file, read a block at a time: event files hold many small records.
+  let buf = Buffer.alloc(0);
+  let bufStart = startOffset;
+  /** The `n` bytes at `offset`, or null when the file does not hold them (yet). */
+  const bytes = (offset: number, n: number): Buffer | null => {
+    if (offset + n > bufStart + buf.length) {
+      const keep = buf.subarray(offset - bufStart);
+      const block = Buffer.alloc(Math.max(n, 1 << 20));
+      const got = readSync(fd, block, 0, block.length, bufStart + buf.length);
+      buf = Buffer.concat([keep, block.subarray(0, got)]);
+      bufStart = offset;
+      if (n > buf.length) return null;
+    }
+    return buf.subarray(offset - bufStart, offset - bufStart + n);
+  };
   try {
     let offset = startOffset;
-    const head = Buffer.alloc(12);
     for (;;) {
-      if (readSync(fd, head, 0, 12, offset) < 12) return;
+      const head = bytes(offset, 12);
+      if (!head) return;
       const length = head.readBigUInt64LE(0);
       if (head.readUInt32LE(8) !== maskedCrc32c(head.subarray(0, 8)) || length > BigInt(MAX_RECORD)) {
         yield { corrupt: 'the record length fails its CRC-32C check: the file is damaged from here on; the records before this offset were read', offset, endOffset: offset };
         return;
       }
       const n = Number(length);
-      const body = Buffer.alloc(n + 4);
-      if (readSync(fd, body, 0, n + 4, offset + 12) < n + 4) return;
-      const data = body.subarray(0, n);
+      const record = bytes(offset, 12 + n + 4);
+      if (!record) return;
+      const data = record.subarray(12, 12 + n);
       const end = offset + 12 + n + 4;
-      onChunk?.(head);
-      onChunk?.(body);
-      if (body.readUInt32LE(n) !== maskedCrc32c(data)) yield { corrupt: 'the record data fails its CRC-32C check; the record was skipped', offset, endOffset: end };
+      onChunk?.(record);
+      if (record.readUInt32LE(12 + n) !== maskedCrc32c(data)) yield { corrupt: 'the record data fails its CRC-32C check; the record was skipped', offset, endOffset: end };
       else yield { data, offset, endOffset: end };
       offset = end;
     }

@@ -20,7 +20,8 @@ export const verlFileReader: CurveReader = {
     for await (const l of readJsonLines(file, startOffset, startLine, onChunk)) {
       const at = { line: l.line, endOffset: l.endOffset };
       if (l.error !== undefined) {
-        yield { bad: `not JSON (${l.error})`, at };
+        // The parser's message quotes the line: the line goes out escaped instead (log text is untrusted).
+        yield { bad: `not JSON: ${JSON.stringify((l.raw ?? '').slice(0, 80))}`, at };
         continue;
       }
       const rec = l.value;

@@ -4,7 +4,23 @@ export type ActionKind = Step['actionKind'];
 
 const SUBMIT = /\b(COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT|MINI_SWE_AGENT_FINAL_OUTPUT)\b|^\s*submit\s*$/m;
 const TEST = /(^|[\s;&|(])(pytest|py\.test|tox|nox|unittest|nosetests|npm (run )?test|yarn test|go test|cargo test|make (check|test)|\.\/runtests\.py|runtests\.py|python[\d.]* -m (pytest|unittest)|python[\d.]* [^\s;&|]*(test|reproduce|repro)[^\s;&|]*\.py)\b/;
-const EDIT = /(^|[\s;&|(])(sed -i|perl -pi|str_replace|edit_file|create_file|apply_patch|patch\b|git apply|tee\b)|cat\s*(<<|>)|(^|[^<>&0-9])>>?\s*[^\s&>|]+\.\w+|\bopen\([^)]*['"][wa]['"]/;
+/**
+ * Commands that write files, through an editor tool or a script: `sed -i` / `--in-place`
+ * (options in any order), `perl -i`, `tee`, `cat >` and heredocs into a file, a shell
+ * redirect into a named file, `patch` / `git apply`, and python writing a file
+ * (`open(…, 'w' | 'a' | 'x' | 'r+' …)`, `Path.write_text` / `write_bytes`).
+ */
+const EDIT = new RegExp(
+  [
+    String.raw`(^|[\s;&|(])(str_replace|edit_file|create_file|apply_patch|patch\b|git apply|tee\b)`,
+    String.raw`(^|[\s;&|(])sed\s+([^|;&\n]*\s)?(-[a-zA-Z]*i|--in-place)`,
+    String.raw`(^|[\s;&|(])perl\s+([^|;&\n]*\s)?-[a-zA-Z0-9]*i`,
+    String.raw`\bcat\s*(<<|>)`,
+    String.raw`(^|[^<>&0-9])>>?\s*[^\s&>|]+\.\w+`,
+    String.raw`\bopen\([^)]*['"]([wax]|r\+)[bt+]*['"]`,
+    String.raw`\.write_(text|bytes)\(`,
+  ].join('|'),
+);
 const SEARCH = /(^|[\s;&|(])(grep|rg|ag|find|ls|tree|cat|head|tail|less|more|nl|sed -n|awk|wc|locate|fd|git (grep|ls-files)|search_dir|search_file|find_file|open)\b/;
 
 /**

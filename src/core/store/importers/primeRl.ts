@@ -22,11 +22,11 @@
  *   `task{type, data, key, hash}`, `errors`, `stop_condition`, `calls[{usage}]`.
  */
 import type { Split } from '../../model';
-import { ImportError, type ImporterItem, type RolloutRecord, type StepRecord } from '../rows';
+import type { ImporterItem, RolloutRecord, StepRecord } from '../rows';
 import { classifyCommand } from './actions';
-import { readJsonLines } from './jsonLines';
+import { readRecordLines } from './recordLines';
 import { contentText, shellCommand, toolCallText, toolCalls } from './messages';
-import { clip, describeType, isRecord, posix } from './util';
+import { describeType, isRecord, posix } from './util';
 import type { Importer, ReadOptions } from './types';
 
 const PATH = /(?:^|\/)rollouts\/step_(\d+)\/(?:(train|eval)\/(all|effective)\/traces|(train|eval)_rollouts)\.jsonl$/;
@@ -60,22 +60,7 @@ export const primeRlImporter: Importer = {
       pathSplit: pathSplit === 'eval' ? 'val' : pathSplit === 'train' ? 'train' : null,
       fallbackSplit: opts.split ?? 'train',
     };
-    try {
-      for await (const line of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
-        const at = { file, line: line.line, endOffset: line.endOffset };
-        if (line.error !== undefined) {
-          yield { error: new ImportError(file, line.line, `not valid JSON: ${line.error}`, line.raw), at };
-          continue;
-        }
-        const value = line.value;
-        const result = isRecord(value) ? (Array.isArray(value['nodes']) && !('completion' in value) ? fromTrace(value, ctx) : fromOutput(value, ctx)) : `expected a JSON object per line, got ${describeType(value)}`;
-        if (typeof result === 'string') yield { error: new ImportError(file, line.line, result, clip(JSON.stringify(value))), at };
-        else yield { record: result, at };
-      }
-    } catch (err) {
-      if (err instanceof ImportError) throw err;
-      throw new ImportError(file, null, `cannot read the file: ${(err as Error).message}`);
-    }
+    yield* readRecordLines(file, opts, (value) => (Array.isArray(value['nodes']) && !('completion' in value) ? fromTrace(value, ctx) : fromOutput(value, ctx)));
   },
 };
 

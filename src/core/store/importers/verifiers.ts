@@ -21,10 +21,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { normalizeDomain, type Split } from '../../model';
 import { ImportError, type ImporterItem } from '../rows';
-import { readJsonLines } from './jsonLines';
 import { fromOutput } from './primeRl';
+import { readRecordLines } from './recordLines';
 import type { Importer, ReadOptions } from './types';
-import { clip, describeType, isRecord } from './util';
+import { describeType, isRecord } from './util';
 
 type Obj = Record<string, unknown>;
 
@@ -107,28 +107,12 @@ export const verifiersImporter: Importer = {
   async *read(file: string, opts: ReadOptions): AsyncGenerator<ImporterItem> {
     const meta = readMetadata(file);
     if (typeof meta === 'string') throw new ImportError(file, null, meta);
-    try {
-      for await (const line of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
-        const at = { file, line: line.line, endOffset: line.endOffset };
-        if (line.error !== undefined) {
-          yield { error: new ImportError(file, line.line, `not valid JSON: ${line.error}`, line.raw), at };
-          continue;
-        }
-        if (!isRecord(line.value)) {
-          yield { error: new ImportError(file, line.line, `expected a JSON object per line, got ${describeType(line.value)}`, clip(JSON.stringify(line.value))), at };
-          continue;
-        }
-        const v = normalize(line.value, meta);
-        const step = typeof v.step === 'number' && Number.isInteger(v.step) ? v.step : 0;
-        // An evaluation unless it carries training signal (a step or an advantage).
-        const fallbackSplit: Split = opts.split ?? ('step' in v || 'advantage' in v ? 'train' : 'val');
-        const result = fromOutput(v, { step, pathSplit: null, fallbackSplit });
-        if (typeof result === 'string') yield { error: new ImportError(file, line.line, result, clip(JSON.stringify(line.value))), at };
-        else yield { record: result, at };
-      }
-    } catch (err) {
-      if (err instanceof ImportError) throw err;
-      throw new ImportError(file, null, `cannot read the file: ${(err as Error).message}`);
-    }
+    yield* readRecordLines(file, opts, (line) => {
+      const v = normalize(line, meta);
+      const step = typeof v.step === 'number' && Number.isInteger(v.step) ? v.step : 0;
+      // An evaluation unless it carries training signal (a step or an advantage).
+      const fallbackSplit: Split = opts.split ?? ('step' in v || 'advantage' in v ? 'train' : 'val');
+      return fromOutput(v, { step, pathSplit: null, fallbackSplit });
+    });
   },
 };

@@ -18,7 +18,7 @@ const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
 const NUMERIC = `('DOUBLE', 'BIGINT', 'UBIGINT')`;
 
 /** A turn boundary of a chat template (Qwen / ChatML) inside a decoded response. */
-const TURN_MARKER = /<\|im_start\|>|<\|im_end\|>/;
+export const TURN_MARKER = /<\|im_start\|>|<\|im_end\|>/;
 /** An `"output"` string value holding a turn marker (the value may run past the head). */
 const MULTI_TURN_OUTPUT = /"output"\s*:\s*"(?:[^"\\]|\\.)*?(?:<\|im_start\|>|<\|im_end\|>)/;
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);

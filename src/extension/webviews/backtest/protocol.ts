@@ -74,6 +74,23 @@ export interface GateView {
   decidedAt: string;
   /** The version's status now (after any promote/reject from this panel). */
   state: string;
+  /** How the gain was obtained: the leak and flip evidence behind the validity checks. */
+  howObtained: HowObtained;
+}
+
+export interface HowObtained {
+  /** Trajectories shown their answer before writing it (rollout text: untrusted, shown as text). */
+  answerInContext: { rollout: number; task: string; turn: number | null; channel: string }[];
+  flips: {
+    flipped: number;
+    trajectories: number;
+    baseline: number;
+    unflipped: number;
+    shown: number;
+    concentrated: { behaviour: string; flips: number; baseline: number; unflipped: number }[];
+  } | null;
+  /** The version's diff is empty, yet its evaluation moved: the check's detail. */
+  emptyDiffMoved: string | null;
 }
 
 export interface HumanGateView {

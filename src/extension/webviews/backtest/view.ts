@@ -4,7 +4,7 @@ import type { GateReport } from '../../../core/backtest/gate';
 import type { PairedComparison } from '../../../core/backtest/stats';
 import { metricByName } from '../../../core/diagnose/catalog';
 import type { HumanGate } from '../../../core/evolve/loop';
-import type { BacktestView, GateView, HumanGateView, Interval } from './protocol';
+import type { BacktestView, GateView, HowObtained, HumanGateView, Interval } from './protocol';
 
 /** JSON has no NaN or Infinity: a number that is not finite is "no value". */
 export const finite = (x: number | null | undefined): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);
@@ -78,6 +78,19 @@ export function gateView(r: GateReport, state: string): GateView {
     evalRollouts: r.evalRollouts ?? null,
     decidedAt: r.decidedAt,
     state,
+    howObtained: howObtained(r),
+  };
+}
+
+/** The evidence of how the gain was obtained, from the engine's report (older reports carry none). */
+export function howObtained(r: GateReport): HowObtained {
+  const f = r.flips ?? null;
+  return {
+    answerInContext: (r.leaks ?? []).map((l) => ({ rollout: l.rollout, task: l.prompt, turn: l.turn, channel: l.channel })),
+    flips: f
+      ? { flipped: f.flipped, trajectories: f.flipTrajectories, baseline: f.baselineTrajectories, unflipped: f.unflippedTrajectories, shown: f.answerInContextCount, concentrated: f.concentrated.map((b) => ({ ...b })) }
+      : null,
+    emptyDiffMoved: r.checks.find((c) => c.check === 'nothing changed, yet it moved')?.detail ?? null,
   };
 }
 

@@ -1,11 +1,27 @@
 import * as vscode from 'vscode';
 import { FAILURE_MODE_VIEW, SUGGESTED_LAYER, type FailureMode } from '../../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, ensureFeatures } from '../../../core/diagnose/health';
+import { computeHealth, computeSeries, ensureFeatures, scopeWhere } from '../../../core/diagnose/health';
 import { evaluateRules } from '../../../core/diagnose/rules';
 import { findHarnessRoot } from '../../../core/harness/locate';
 import { defaultStorePath, RolloutStore } from '../../../core/store/store';
+import { findingsScope } from '../../views/data';
 import { WebviewController } from '../webviewController';
-import { DidChangeHealthNotification, RefreshHealthCommand, type HealthState } from './protocol';
+import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthScope, type HealthScopeOption, type HealthState } from './protocol';
+
+const keyOf = (s: HealthScope): string => (s.version !== undefined ? `version:${s.version}` : s.run !== undefined ? `run:${s.run}` : 'all');
+
+/** Every scope to pick from: each run, each version, and the whole store pooled. */
+async function scopesOf(store: RolloutStore): Promise<HealthScopeOption[]> {
+  const runs = await store.all<{ v: string; n: number }>('select run_id as v, count(*)::int as n from rollouts group by 1 order by 1');
+  const versions = await store.all<{ v: string; n: number }>('select version as v, count(*)::int as n from rollouts where version is not null group by 1 order by 1');
+  const total = runs.reduce((a, r) => a + Number(r.n), 0);
+  const option = (scope: HealthScope, label: string, n: number): HealthScopeOption => ({ key: keyOf(scope), label: `${label} (${n} rollouts)`, scope, rollouts: n });
+  return [
+    ...runs.map((r) => option({ run: r.v }, `run ${r.v}`, Number(r.n))),
+    ...versions.map((r) => option({ version: r.v }, `version ${r.v}`, Number(r.n))),
+    option({}, `every run and version pooled`, total),
+  ];
+}
 
 /** The store of the harness open in the editor (the first workspace folder holding one). */
 function workspaceStore(): string | null {
@@ -24,17 +40,23 @@ function workspaceStore(): string | null {
 export class HealthPanel {
   private static current: HealthPanel | undefined;
 
-  static async show(context: vscode.ExtensionContext, output: vscode.LogOutputChannel): Promise<HealthState> {
+  /** `version`: the version the Findings view shows, whose scope the report takes unless the user picked another. */
+  static async show(context: vscode.ExtensionContext, output: vscode.LogOutputChannel, findingsVersion: string | null = null): Promise<HealthState> {
     if (!HealthPanel.current) {
       const panel = vscode.window.createWebviewPanel('evotrainer.health', 'EvoTrainer: Health', vscode.ViewColumn.Active, {});
       panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'evotrainer.svg');
-      const initial: HealthState = { status: 'loading', store: workspaceStore(), report: null, findings: [], failureModes: [], error: null };
+      const initial: HealthState = { status: 'loading', store: workspaceStore(), scope: '', scopes: [], report: null, findings: [], failureModes: [], error: null };
       HealthPanel.current = new HealthPanel(new WebviewController<HealthState>(panel, context.extensionUri, { app: 'health', title: 'EvoTrainer: Health', initialState: initial, log: output }), output);
     } else {
       HealthPanel.current.controller.panel.reveal();
     }
+    HealthPanel.current.findingsVersion = findingsVersion;
     return HealthPanel.current.refresh();
   }
+
+  private findingsVersion: string | null = null;
+  /** The scope the user picked in the panel; until then, the one Findings shows. */
+  private picked: string | null = null;
 
   private constructor(
     private readonly controller: WebviewController<HealthState>,
@@ -44,11 +66,15 @@ export class HealthPanel {
       if (HealthPanel.current === this) HealthPanel.current = undefined;
     });
     controller.onCommand(RefreshHealthCommand, null, () => void this.refresh());
+    controller.onCommand(SetHealthScopeCommand, null, ({ scope }) => {
+      this.picked = scope;
+      void this.refresh();
+    });
   }
 
   private async refresh(): Promise<HealthState> {
     const storePath = workspaceStore();
-    const base: HealthState = { status: 'loading', store: storePath, report: null, findings: [], failureModes: [], error: null };
+    const base: HealthState = { status: 'loading', store: storePath, scope: this.picked ?? '', scopes: [], report: null, findings: [], failureModes: [], error: null };
     this.controller.notify(DidChangeHealthNotification, base);
     let state: HealthState;
     if (!storePath) {
@@ -69,17 +95,24 @@ export class HealthPanel {
   private async compute(storePath: string, base: HealthState): Promise<HealthState> {
     const store = await RolloutStore.open(storePath);
     try {
-      const report = await computeHealth(store);
-      if (!report.rollouts && !report.curvePoints) return { ...base, status: 'empty', report, error: null };
-      const findings = evaluateRules({ health: report, series: await computeSeries(store) });
+      const scopes = await scopesOf(store);
+      const fallback = await findingsScope(store, this.findingsVersion);
+      const chosen = scopes.find((o) => o.key === this.picked) ?? scopes.find((o) => fallback && o.key === keyOf(fallback)) ?? scopes[scopes.length - 1]!;
+      const scope = chosen.scope;
+      const report = await computeHealth(store, scope);
+      const scoped = { ...base, scope: chosen.key, scopes };
+      if (!report.rollouts && !report.curvePoints) return { ...scoped, status: 'empty', report, error: null };
+      const findings = evaluateRules({ health: report, series: await computeSeries(store, scope) });
       await ensureFeatures(store);
       await store.conn.run(FAILURE_MODE_VIEW);
+      const { sql, params } = scopeWhere(scope);
       const modes = await store.all<{ failure_mode: FailureMode; n: number; examples: number[] }>(
-        `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes group by 1 order by n desc`,
+        `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes ${sql} group by 1 order by n desc`,
+        params,
       );
       const failureModes = modes.map((m) => ({ mode: m.failure_mode, count: m.n, examples: m.examples.map(Number), layer: SUGGESTED_LAYER[m.failure_mode] }));
-      this.output.info(`Health report: ${report.rollouts} rollouts, ${report.alerts.length} alert(s), ${findings.length} finding(s)`);
-      return { ...base, status: 'done', report, findings, failureModes };
+      this.output.info(`Health report of ${chosen.label}: ${report.alerts.length} alert(s), ${findings.length} finding(s)`);
+      return { ...scoped, status: 'done', report, findings, failureModes };
     } finally {
       store.close();
     }

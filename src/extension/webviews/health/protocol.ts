@@ -12,9 +12,26 @@ export interface FailureModeCount {
   layer: string;
 }
 
+/** Which rollouts a report pools: a run, a version, or (empty) the whole store. */
+export interface HealthScope {
+  run?: string;
+  version?: string;
+}
+
+export interface HealthScopeOption {
+  /** `run:NAME`, `version:vN` or `all`. */
+  key: string;
+  label: string;
+  scope: HealthScope;
+  rollouts: number;
+}
+
 export interface HealthState {
   status: 'loading' | 'done' | 'empty' | 'failed';
   store: string | null;
+  /** The scope of this report, as a key of `scopes`, and every scope there is to pick. */
+  scope: string;
+  scopes: HealthScopeOption[];
   report: HealthReport | null;
   findings: Finding[];
   failureModes: FailureModeCount[];
@@ -24,3 +41,5 @@ export interface HealthState {
 /** The health webview's whole vocabulary. */
 export const DidChangeHealthNotification = new IpcNotification<HealthState>('health/didChangeState');
 export const RefreshHealthCommand = new IpcCommand<void>('health/refresh');
+/** Recompute for another scope (a key of `HealthState.scopes`). */
+export const SetHealthScopeCommand = new IpcCommand<{ scope: string }>('health/setScope');

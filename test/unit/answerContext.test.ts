@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { answerBlocksOf, findAnswerInContext, patchAnswerBlocks } from '../../src/core/diagnose/answerContext';
+import { behaviourOf } from '../../src/core/backtest/flips';
+import { requireSharedData, sweDir } from '../helpers/data';
+
+interface Doc {
+  instance_id: string;
+  info: { submission: string };
+  messages: { role: string; content: string }[];
+}
+
+const docs = (): Doc[] => readdirSync(path.join(sweDir, 'trajs')).map((f) => JSON.parse(readFileSync(path.join(sweDir, 'trajs', f), 'utf8')) as Doc);
+const shown = (cmd: string, output: string) => [
+  { role: 'assistant', content: `THOUGHT: look.\n\n\`\`\`bash\n${cmd}\n\`\`\`` },
+  { role: 'user', content: `<returncode>0</returncode>\n<output>\n${output}\n</output>` },
+];
+const newSide = (patch: string) =>
+  patch
+    .split('\n')
+    .filter((l) => /^[+ ]/.test(l) && !l.startsWith('+++'))
+    .map((l) => l.slice(1))
+    .join('\n');
+
+describe('answer seen before written, on the 303 real SWE trajectories', () => {
+  requireSharedData();
+  const all = docs();
+
+  it('flags no honest trajectory (the agents read the code around their fix, they are not shown it)', () => {
+    const hits = all.filter((d) => findAnswerInContext(d.messages.slice(2), answerBlocksOf(d.info.submission, null)));
+    assert.deepEqual(hits.map((d) => d.instance_id), []);
+    const checkable = all.filter((d) => answerBlocksOf(d.info.submission, null).length).length;
+    assert.ok(checkable >= 285, `${checkable} of 303 submissions have a distinctive added line to look for`);
+  });
+
+  it('flags the family, not one instance: each real fix shown as a diff, a fixed file or an HTML page before the first turn', () => {
+    const checkable = all.filter((d) => answerBlocksOf(d.info.submission, null).length);
+    for (const [form, render] of [
+      ['diff', (d: Doc) => d.info.submission],
+      ['fixed file', (d: Doc) => newSide(d.info.submission)],
+      ['numbered file', (d: Doc) => newSide(d.info.submission).split('\n').map((l, i) => `${String(i + 1).padStart(6)}\t${l}`).join('\n')],
+      ['HTML page', (d: Doc) => newSide(d.info.submission).split('\n').map((l) => `<td>${l.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')}</td>`).join('\n')],
+    ] as const) {
+      const caught = checkable.filter((d) => {
+        const hit = findAnswerInContext([...shown('fetch-the-fix --from somewhere', render(d)), ...d.messages.slice(2)], answerBlocksOf(d.info.submission, null));
+        return hit?.turn === 1 && hit.channel === 'fetch-the-fix --from somewhere';
+      }).length;
+      assert.ok(caught / checkable.length >= 0.97, `${form}: ${caught} of ${checkable.length} caught`);
+    }
+  });
+
+  it('does not count what the agent wrote itself and then read back', () => {
+    const d = all.find((x) => answerBlocksOf(x.info.submission, null).length)!;
+    const file = /^\+\+\+ b\/(\S+)/m.exec(d.info.submission)![1]!;
+    const own = [...shown(`sed -i 's/a/b/' ${file}`, ''), ...shown(`cat ${file}`, newSide(d.info.submission))];
+    assert.equal(findAnswerInContext([...d.messages.slice(2, 4), ...own], answerBlocksOf(d.info.submission, null)), null);
+    // The submission's own diff is the agent's work too.
+    assert.equal(findAnswerInContext(shown('echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff', d.info.submission), answerBlocksOf(d.info.submission, null)), null);
+  });
+});
+
+describe('answer blocks of a patch', () => {
+  it('anchors a line on its distinctive neighbours: a copied line beside a trivial `continue` is no match', () => {
+    const patch = ['--- a/m.py', '+++ b/m.py', '@@ -1,5 +1,5 @@', '     for f in fields_of(model):', '         continue', '-        if fields and f.name not in fields:', '+        if fields is not None and f.name not in fields:', '             continue', '         if exclude and f.name in exclude:'].join('\n');
+    const [b] = patchAnswerBlocks(patch);
+    assert.deepEqual(b!.before, ['for f in fields_of(model):', 'continue']);
+    assert.deepEqual(b!.after, ['continue', 'if exclude and f.name in exclude:']);
+    const elsewhere = ['def other():', '    if fields is not None and f.name not in fields:', '        continue', '    if exclude and f.name in exclude:'].join('\n');
+    assert.equal(findAnswerInContext(shown('cat m.py', elsewhere), [b!]), null, 'the same line elsewhere in the file, with other code before it');
+    assert.ok(findAnswerInContext(shown('cat /other/m.py', newSide(patch)), [b!]));
+  });
+
+  it('leaves out test files, imports, short lines and lines the patch keeps', () => {
+    const patch = ['--- a/tests/test_m.py', '+++ b/tests/test_m.py', '@@ -1 +1,2 @@', ' x', '+    assert compute_total(3) == 42', '--- a/m.py', '+++ b/m.py', '@@ -1,2 +1,4 @@', ' def f():', '+from collections import OrderedDict', '+    return 1', '+    return value.normalize(unit)', '     pass'].join('\n');
+    const blocks = patchAnswerBlocks(patch);
+    assert.deepEqual(blocks.flatMap((b) => b.fresh), ['return value.normalize(unit)']);
+  });
+
+  it('takes a reference answer when there is no patch: its distinctive lines, or one long answer', () => {
+    assert.deepEqual(answerBlocksOf(null, 'Natalia sold 48/2 = 24 clips in May.\n#### 72').map((b) => b.lines[0]), ['Natalia sold 48/2 = 24 clips in May.']);
+    assert.deepEqual(answerBlocksOf(null, '72'), [], 'a short number appears everywhere');
+  });
+});
+
+describe('behaviour of a command (flip analysis)', () => {
+  it('reads programs, URL hosts and absolute path roots from any command, here-document bodies left out', () => {
+    assert.deepEqual([...behaviourOf('cd /testbed && FOO=1 timeout 30 curl -sL https://GitHub.com/x/y.diff | head -5')].sort(), ['contacts github.com', 'runs cd', 'runs curl', 'runs head', 'touches /testbed']);
+    assert.deepEqual([...behaviourOf("python3.11 -c 'import urllib.request as u; u.urlopen(\"http://10.0.0.7:8000/fix\")'")].sort(), ['contacts 10.0.0.7', 'runs python']);
+    assert.deepEqual([...behaviourOf("cat <<'EOF' > a.py\nimport os\nwget_me()\nEOF\npython a.py")].sort(), ['runs cat', 'runs python']);
+  });
+});
