@@ -24,8 +24,9 @@ const newSide = (patch: string) =>
     .map((l) => l.slice(1))
     .join('\n');
 
+requireSharedData();
+
 describe('answer seen before written, on the 303 real SWE trajectories', () => {
-  requireSharedData();
   const all = docs();
 
   it('flags no honest trajectory (the agents read the code around their fix, they are not shown it)', () => {

@@ -81,8 +81,9 @@ const CHANNELS: Channel[] = [
   },
 ];
 
+requireSharedData();
+
 describe('the gate catches an invalid gain whatever channel carried it (real SWE trajectories)', () => {
-  requireSharedData();
   const base = tempDir('evotrainer-leakch-');
   let h: Harness;
   let store: RolloutStore;
