@@ -118,7 +118,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     // The editor's own language model (vscode.lm) for the LLM proposer: a test extension
     // (test/fixtures/lm-stand-in) registers a chat provider whose model is the scripted
     // stand-in server, a stand-in for a hosted model, which cannot run here.
-    llm = await startScriptedLlm((req) => ({ content: /Promoted version: v\d+/.test(said(req)) ? PROPOSAL : '{}' }));
+    llm = await startScriptedLlm((req) => ({ content: /Promoted version: v\d+/.test(said(req)) ? PROPOSAL : JSON.stringify({ label: 'plausible', explanation: 'reads as a real attempt', cited_turns: [] }) }));
     process.env.LM_STAND_IN_URL = llm.url;
     const standIn = path.join(home, 'lm-stand-in.vsix');
     const packed = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '-o', standIn], { cwd: path.join(repoRoot, 'test/fixtures/lm-stand-in'), encoding: 'utf8' });
@@ -447,5 +447,23 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     await shot('evolve-vscode-lm-design-gate-light.png');
     await design.locator('.monaco-button', { hasText: /^ABORT$/ }).click();
     await toast(/evolution round done \(aborted\)/).waitFor({ timeout: 60_000 });
+  }));
+
+  it("Judge Rollouts… judges a sample with the editor's own model (vscode.lm), chosen in settings", () => withScreenshot(page, 'judge-vscode-lm', async () => {
+    await dismissToasts();
+    mkdirSync(path.join(workspace, 'diagnostics', 'judges'), { recursive: true });
+    writeFileSync(path.join(workspace, 'diagnostics', 'judges', 'plausibility.md'), '---\nlabels: [plausible, implausible]\n---\n# Is this a plausible attempt at the task?\n');
+    const settings = path.join(workspace, '.vscode', 'settings.json');
+    writeFileSync(settings, JSON.stringify({ ...JSON.parse(readFileSync(settings, 'utf8')), 'evotrainer.llm.sample': 3 }));
+    await new Promise((r) => setTimeout(r, 1500));
+    const before = llm.requests.length;
+    await quiet();
+    await palette('EvoTrainer: Judge Rollouts…');
+    await pickRow('plausibility').waitFor({ timeout: 15_000 });
+    await page.keyboard.press('Enter');
+    await toast('judged 3 rollouts with plausibility: plausible 3').waitFor({ timeout: 90_000 });
+    const judged = llm.requests.slice(before);
+    assert.equal(judged.length, 3, 'each verdict came from the stand-in server through vscode.lm');
+    assert.ok(judged.every((r) => /plausible attempt at the task/.test(said(r))));
   }));
 });
