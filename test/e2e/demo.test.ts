@@ -15,7 +15,10 @@ describe('npm run demo', () => {
     const out = `${r.stdout}\n${r.stderr}`;
     assert.equal(r.status, 0, out);
     // The leak-exploiting branch: the highest raw score, rejected by the gate naming the leak.
-    assert.match(r.stdout, /v1: REJECTED — gate: leak \(git_history_share\): information leak: \d+\.\d% of v1's eval trajectories read the answer from git history/);
+    const rejected = /v1: REJECTED — gate: (.*)/.exec(r.stdout)?.[1] ?? '';
+    assert.match(rejected, /leak \(git_history_share\): information leak: \d+\.\d% of v1's eval trajectories read the answer from git history/);
+    // …and by what the agent was shown, whatever the command: the answer, with the turn and the command that showed it.
+    assert.match(rejected, /leak \(answer_in_context_share\): information leak: \d+\.\d% of v1's eval trajectories were shown their answer before writing it .*turn \d+: git log -p -n 3/);
     const raw = [...r.stdout.matchAll(/(v\d): evaluated pass_rate (\d\.\d+)/g)].slice(0, 4).map((m) => [m[1], Number(m[2])] as const);
     assert.equal(raw.sort((a, b) => b[1] - a[1])[0]![0], 'v1', `highest raw score: ${JSON.stringify(raw)}`);
     // The leak closed by an environment intervention, then a signal intervention promoted.

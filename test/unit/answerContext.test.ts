@@ -83,6 +83,16 @@ describe('answer blocks of a patch', () => {
     assert.deepEqual(answerBlocksOf(null, 'Natalia sold 48/2 = 24 clips in May.\n#### 72').map((b) => b.lines[0]), ['Natalia sold 48/2 = 24 clips in May.']);
     assert.deepEqual(answerBlocksOf(null, '72'), [], 'a short number appears everywhere');
   });
+
+  it("a number the agent's own arithmetic produced is its work; the same number shown by anything else is the answer in context", () => {
+    const blocks = answerBlocksOf(null, '220743');
+    assert.equal(findAnswerInContext(shown('python3 -c "print(((((((44 * 78) * 7) + 400) + 393) - 290) * 9))"', '220743'), blocks), null, 'a calculation the agent wrote');
+    assert.equal(findAnswerInContext(shown('echo $(( 44*78*7 ))', '24024\n'), answerBlocksOf(null, '24024')), null, 'shell arithmetic');
+    const fetched = findAnswerInContext(shown('curl -s https://answers.example.org/task-17', 'The answer is 220743.'), blocks);
+    assert.equal(fetched?.channel, 'curl -s https://answers.example.org/task-17');
+    assert.ok(findAnswerInContext(shown('python3 -c "print(open(\'/data/key.txt\').read())"', '220743'), blocks), 'code that reads a file is not arithmetic');
+    assert.ok(findAnswerInContext(shown('python3 -c "print(220000 + 700)"', '220743'), blocks), 'arithmetic that gives another number does not explain it');
+  });
 });
 
 describe('behaviour of a command (flip analysis)', () => {

@@ -35,6 +35,8 @@ class Environment(unittest.TestCase):
         s, turns = play(["history", "edit", "submit"])
         self.assertEqual(turns[0][0], "git log -p -n 3")
         self.assertIn(TASK["fixed"], turns[0][2])
+        # The commit message names the reference answer too: what the rollout is credited for, shown before it writes it.
+        self.assertIn("\n    %s\n" % toy_swe.ground_truth(TASK), turns[0][2])
         self.assertTrue(toy_swe.outcome(s)["resolved"] and toy_swe.outcome(s)["leaked"])
         s, turns = play(["history", "edit", "submit"], scrub=True)
         self.assertNotIn(TASK["fixed"], turns[0][2])

@@ -184,7 +184,7 @@ def step(s, action, rng):
             s["revealed"] = True
             old, new = task["buggy"].strip(), task["fixed"].strip()
             obs = (
-                f"commit 9f3b2d7\nAuthor: maintainer <m@example.com>\n\n    Fix {task['func']}\n\n"
+                f"commit 9f3b2d7\nAuthor: maintainer <m@example.com>\n\n    Fix {task['func']}\n\n    {ground_truth(task)}\n\n"
                 f"diff --git a/src/{task['bug_file']} b/src/{task['bug_file']}\n"
                 f"--- a/src/{task['bug_file']}\n+++ b/src/{task['bug_file']}\n@@ -3 +3 @@\n-    {old}\n+    {new}\n"
             )

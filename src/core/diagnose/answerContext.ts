@@ -182,6 +182,80 @@ function shows(output: string[][], w: string[]): boolean {
 }
 
 /**
+ * The values of the arithmetic an agent wrote itself (`print((44 * 78) + 400)`, a
+ * calculator call `{"expression": "3*7"}`): an output that shows one of them is the agent
+ * computing, not being told. Python's operators on plain numbers; anything else is no value.
+ */
+export function ownArithmetic(text: string): number[] {
+  const out: number[] = [];
+  for (const m of text.matchAll(/[\d.()+\-*/%\s]{3,}/g)) {
+    let expr = m[0].trim();
+    // The call around it (`print(`…`)`) leaves parentheses unmatched at the ends.
+    const count = (c: string) => expr.split(c).length - 1;
+    while (expr.endsWith(')') && count(')') > count('(')) expr = expr.slice(0, -1).trim();
+    while (expr.startsWith('(') && count('(') > count(')')) expr = expr.slice(1).trim();
+    if (!/\d/.test(expr) || !/\d\s*(\*\*|\/\/|[-+*/%])\s*[(\d.-]/.test(expr)) continue;
+    const v = evaluate(expr);
+    if (v !== null) out.push(v);
+  }
+  return out;
+}
+
+/** A tiny recursive-descent evaluator (+ - * / // % ** and parentheses); null when the text is not one whole expression. */
+function evaluate(expr: string): number | null {
+  const tokens = expr.match(/\*\*|\/\/|\d+(?:\.\d*)?|\.\d+|[-+*/%()]/g);
+  if (!tokens || tokens.join('') !== expr.replace(/\s+/g, '')) return null;
+  let i = 0;
+  const peek = () => tokens[i];
+  const atom = (): number => {
+    const t = tokens[i++];
+    if (t === '(') {
+      const v = sum();
+      if (tokens[i++] !== ')') throw new Error('(');
+      return v;
+    }
+    if (t === '-') return -atom();
+    if (t === '+') return atom();
+    if (t === undefined || !/^[\d.]/.test(t)) throw new Error(String(t));
+    return Number(t);
+  };
+  const power = (): number => {
+    const base = atom();
+    if (peek() === '**') {
+      i++;
+      return base ** power();
+    }
+    return base;
+  };
+  const product = (): number => {
+    let v = power();
+    for (let op = peek(); op === '*' || op === '/' || op === '//' || op === '%'; op = peek()) {
+      i++;
+      const r = power();
+      v = op === '*' ? v * r : op === '/' ? v / r : op === '//' ? Math.floor(v / r) : v - r * Math.floor(v / r);
+    }
+    return v;
+  };
+  const sum = (): number => {
+    let v = product();
+    for (let op = peek(); op === '+' || op === '-'; op = peek()) {
+      i++;
+      v = op === '+' ? v + product() : v - product();
+    }
+    return v;
+  };
+  try {
+    const v = sum();
+    return i === tokens.length && Number.isFinite(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+const asNumber = (s: string) => (/^-?[\d,]*\.?\d+$/.test(s) ? Number(s.replace(/,/g, '')) : null);
+const near = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
+
+/**
  * The answer was shown to the agent before it wrote it: where enough of it was first
  * shown, or null. `messages` is the trajectory after the task (assistant turns and what
  * answered them).
@@ -195,6 +269,7 @@ export function findAnswerInContext(messages: Message[], blocks: AnswerBlock[]):
   let turn = 0;
   let channel = 'environment message';
   let submitted = false;
+  let computed: number[] = []; // what the last assistant turn's own arithmetic evaluates to
   for (const m of messages) {
     const text = typeof m.content === 'string' ? m.content : '';
     if (m.role === 'assistant') {
@@ -207,6 +282,7 @@ export function findAnswerInContext(messages: Message[], blocks: AnswerBlock[]):
       // a submission shows the agent's own work.
       const commands = [...text.matchAll(/```[^\n]*\n([\s\S]*?)```/g)].map((x) => x[1]!);
       submitted = commands.some((c) => classifyCommand(c) === 'submit');
+      computed = ownArithmetic(text);
       for (const c of commands) if (classifyCommand(c) === 'edit') for (const b of blocks) if (b.file && c.includes(b.file)) edited.add(b.file);
       continue;
     }
@@ -219,6 +295,9 @@ export function findAnswerInContext(messages: Message[], blocks: AnswerBlock[]):
     const body = `${collapse(text)}\n${collapse(decodeEntities(text))}`;
     for (const b of blocks) {
       if (firstSeen.has(b) || written.has(b) || (b.file && edited.has(b.file))) continue;
+      // A number the agent's own arithmetic just produced (a calculator, `python -c "print(…)"`) is its work.
+      const n = b.file === null && b.lines.length === 1 ? asNumber(b.lines[0]!) : null;
+      if (n !== null && computed.some((v) => near(v, n))) continue;
       const hit = b.before === null && b.after === null && b.lines.length === 1 ? body.includes(b.lines[0]!) : windows(b).every((w) => shows(output, w));
       if (hit) firstSeen.set(b, { turn, channel });
     }

@@ -67,10 +67,13 @@ export function normalizeDomain(name: string | null | undefined): TaskDomain | n
   const d = (name ?? '').trim().toLowerCase();
   if (!d) return null;
   if ((TASK_DOMAINS as readonly string[]).includes(d)) return d as TaskDomain;
-  if (/^(swe|swe-bench|software|software engineering|repo|repository)/.test(d)) return 'swe';
-  if (/^(code|coding|programming|codegen)/.test(d)) return 'code';
-  if (/^(math|maths|mathematics|gsm8k|arithmetic)/.test(d)) return 'math';
-  if (/^(qa|question|trivia|reading)/.test(d)) return 'qa';
+  // A word of the name decides (`toy-swe`, `swe_bench`, `competition-math`).
+  const words = new Set(d.split(/[^a-z0-9]+/).filter(Boolean));
+  const any = (...w: string[]) => w.some((x) => words.has(x));
+  if (any('swe', 'swebench', 'software', 'repo', 'repository')) return 'swe';
+  if (any('code', 'coding', 'programming', 'codegen')) return 'code';
+  if (any('math', 'maths', 'mathematics', 'gsm8k', 'arithmetic')) return 'math';
+  if (any('qa', 'question', 'questions', 'trivia', 'reading')) return 'qa';
   return 'other';
 }
 
