@@ -14,7 +14,7 @@ import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../hel
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { candidate } from '../integration/backtest/helpers';
 import { bin, edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
-import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, atWebviewWidth, clippedIn, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -259,6 +259,8 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.equal(e.status, 'backtested', 'the report is recorded and the version advanced');
     await dismissToasts();
     await shot('backtest-diff-dark.png');
+    // A narrow editor column: badges, intervals and metric names wrap or scroll, nothing is cut off.
+    await atWebviewWidth(page, diff, 'backtest-diff', async () => assert.deepEqual(await clippedIn(diff, 'evo-backtest-app'), [], 'nothing cut off at 600 px'));
   }));
 
   it("a flipped task's rollout opens in the Failure Explorer at that rollout", () => withScreenshot(page, 'backtest-flip', async () => {
@@ -304,6 +306,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     for (const c of [/✓\s*frozen paths untouched/, /✓\s*leak \(git_history_share\)/, /✓\s*success criterion: pass_rate = [\d.]+ \(95% CI over \d+ tasks/, /✓\s*side effects/]) assert.match(checks, c);
     await toast(new RegExp(`gate of ${v2} vs v0: PROMOTE`)).waitFor({ timeout: 30_000 });
     await shot('gate-result-promote-dark.png');
+    await atWebviewWidth(page, gate, 'gate-result', async () => assert.deepEqual(await clippedIn(gate, 'evo-backtest-app'), [], 'nothing cut off at 600 px'));
     await gate.locator('[data-testid="gate-promote"]').click();
     await toast(`${v2} promoted`).waitFor({ timeout: 30_000 });
     assert.equal((await readLedger(h)).promoted?.version, v2);
