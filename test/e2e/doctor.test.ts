@@ -106,12 +106,13 @@ describe('real VS Code (code-server in Chromium)', () => {
   it('"EvoTrainer: Show Health Report" renders the health of the real SWE rollouts, leak metrics at the gate\'s thresholds', () => withScreenshot(page, 'health', async () => {
     await runCommand(page, 'EvoTrainer: Show Health Report');
     const frame = await findFrame(page, '[data-testid="health-report"]', 90_000);
-    // 2 of 303 honest trajectories ran git log (0.7%): a warning, below the 5% the gate and the LEAK rule call a leak.
+    // 2 of 303 honest trajectories ran git log (0.7%): a warning, below the 5% at which the gate rejects.
     assert.equal(await frame.locator('[data-testid="metric-git_history_share"]').getAttribute('data-status'), 'warning');
     assert.equal(await frame.locator('[data-testid="metric-answer_in_context_share"]').getAttribute('data-status'), 'ok');
     assert.match(await frame.locator('[data-testid="metric-pass_rate"]').innerText(), /73\.9%/);
     assert.equal(await frame.locator('[data-testid="metric-mean_logprob"]').getAttribute('data-status'), 'n/a');
-    assert.equal(await frame.locator('[data-testid="finding-LEAK"]').count(), 0);
+    // …so the LEAK finding is a warning (read those two), not the critical one the gate rejects at.
+    assert.match((await frame.locator('[data-testid="finding-LEAK"]').getAttribute('class'))!, /\bwarning\b/);
     assert.match(await frame.locator('[data-testid="failure-modes"]').innerText(), /format error loop/);
     await page.screenshot({ path: path.join(resultsDir, 'health-webview.png') });
     // The failure-mode bars as their counts say on first paint; no style refused by the CSP.

@@ -51,8 +51,10 @@ describe('evotrainer health / diagnose in a harness (built CLI)', () => {
   });
 
   it('diagnose prints findings and failure modes, text and JSON; the gate\'s leak threshold is the LEAK rule\'s', () => {
-    // The honest runs' 0.7% git-history share is below the default leak threshold (5%): no LEAK.
-    assert.deepEqual((JSON.parse(cli(['diagnose', '--json']).stdout) as { findings: { rule: string }[] }).findings, []);
+    // The honest runs' 0.7% git-history share is below the gate's leak threshold (5%): a LEAK warning, not critical.
+    const honest = JSON.parse(cli(['diagnose', '--json']).stdout) as { findings: { rule: string; severity: string; suggestion: string }[] };
+    assert.deepEqual(honest.findings.map((f) => [f.rule, f.severity]), [['LEAK', 'warning']]);
+    assert.match(honest.findings[0]!.suggestion, /^0\.7% of trajectories ran git log\/show\/blame\/reflog — below the share at which the gate rejects a version/);
     writeFileSync(path.join(harness, 'evotrainer.yaml'), 'name: h\ndomain: swe\ngate:\n  leak: { max: 0 }\n');
     const text = cli(['diagnose']);
     assert.equal(text.status, 0, text.stderr);

@@ -19,8 +19,8 @@ export interface Rule {
   layer: string;
   /** The dimension its findings belong to (default: by rule, see evaluateRules). */
   dimension?: Dimension;
-  /** A finding's evidence when the rule fires, null otherwise. */
-  check(ctx: RuleContext): { detail: string; evidence: Record<string, number | null> } | null;
+  /** A finding's evidence when the rule fires (and its severity, when not the rule's), null otherwise. */
+  check(ctx: RuleContext): { detail: string; evidence: Record<string, number | null>; severity?: Severity } | null;
 }
 
 const val = (h: HealthReport, name: string) => h.metrics.find((m) => m.name === name)?.value ?? null;
@@ -134,14 +134,17 @@ export const RULES: Rule[] = [
     severity: 'critical',
     layer: 'environment (close the channel that showed the answer — git history, network, files outside the task — before the agent runs; re-evaluate: the score may be inflated)',
     check({ health }) {
-      // The same critical thresholds as the gate's leak checks (health judged them, with the manifest's overrides).
-      const hits = LEAK_METRICS.map((n) => health.metrics.find((m) => m.name === n)).filter((m): m is MetricResult => m?.status === 'critical');
+      // The same thresholds as the gate's leak checks (health judged them, with the manifest's
+      // overrides): critical where the gate rejects, a warning for a few trajectories below it.
+      const hits = LEAK_METRICS.map((n) => health.metrics.find((m) => m.name === n)).filter((m): m is MetricResult => m?.status === 'critical' || m?.status === 'warning');
       if (!hits.length) return null;
+      const critical = hits.some((m) => m.status === 'critical');
       const what = (m: MetricResult) =>
         m.name === 'git_history_share'
           ? `${pct(m.value)} of trajectories ran git log/show/blame/reflog`
           : `${pct(m.value)} of trajectories were shown their answer before writing it${m.leaks?.length ? ` (e.g. ${m.leaks.slice(0, 3).map(formatLeak).join('; ')})` : ''}`;
-      return { detail: hits.map(what).join('; '), evidence: Object.fromEntries(hits.map((m) => [m.name, m.value])) };
+      const below = critical ? '' : ' — below the share at which the gate rejects a version, but read them: each such success was helped';
+      return { detail: hits.map(what).join('; ') + below, evidence: Object.fromEntries(hits.map((m) => [m.name, m.value])), severity: critical ? 'critical' : 'warning' };
     },
   },
 ];
@@ -163,7 +166,7 @@ export function evaluateRules(ctx: RuleContext, rules: Rule[] = RULES): Finding[
       id: `${rule.id}`,
       rule: rule.id,
       title: rule.title,
-      severity: rule.severity,
+      severity: hit.severity ?? rule.severity,
       dimension: rule.dimension ?? (rule.id === 'R1' ? 'signal' : rule.id === 'R3' ? 'model_state' : rule.id === 'R4' ? 'results' : 'behavior'),
       evidence: Object.entries(hit.evidence).map(([metric, value]) => ({ metric, scope: {}, value, n: ctx.health.rollouts })),
       examples: [],
