@@ -21,9 +21,9 @@
  * `error_treatment`, and some add `uid` (the prompt's id); both are read when present.
  */
 import type { Split } from '../../model';
-import { ImportError, type ImporterItem, type RolloutRecord } from '../rows';
-import { readJsonLines } from './jsonLines';
-import { clip, describeType, isRecord, posix } from './util';
+import type { ImporterItem, RolloutRecord } from '../rows';
+import { readRecordLines } from './recordLines';
+import { describeType, isRecord, posix } from './util';
 import type { Importer, ReadOptions } from './types';
 
 const PATH = /(?:^|\/)dumped_evals\/(?:global_step_(\d+)_evals|eval_only)\/([^/]+)\.jsonl$/;
@@ -46,27 +46,11 @@ export const skyrlImporter: Importer = {
     const step = m?.[1] !== undefined ? Number(m[1]) : 0;
     // These are eval dumps: validation rollouts, unless the caller says otherwise.
     const split: Split = opts.split ?? 'val';
-    try {
-      for await (const line of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
-        const at = { file, line: line.line, endOffset: line.endOffset };
-        if (line.error !== undefined) {
-          yield { error: new ImportError(file, line.line, `not valid JSON: ${line.error}`, line.raw), at };
-          continue;
-        }
-        const value = line.value;
-        const result = toRecord(value, step, split);
-        if (typeof result === 'string') yield { error: new ImportError(file, line.line, result, clip(JSON.stringify(value))), at };
-        else yield { record: result, at };
-      }
-    } catch (err) {
-      if (err instanceof ImportError) throw err;
-      throw new ImportError(file, null, `cannot read the file: ${(err as Error).message}`);
-    }
+    yield* readRecordLines(file, opts, (value) => toRecord(value, step, split));
   },
 };
 
-function toRecord(value: unknown, step: number, split: Split): RolloutRecord | string {
-  if (!isRecord(value)) return `expected a JSON object per line, got ${describeType(value)}`;
+function toRecord(value: Record<string, unknown>, step: number, split: Split): RolloutRecord | string {
   const prompt = value['input_prompt'];
   if (typeof prompt !== 'string') return `input_prompt: expected a string, got ${describeType(prompt)}`;
   const response = value['output_response'];
