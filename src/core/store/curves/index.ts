@@ -10,8 +10,6 @@ import { verlFileReader } from './verlFile';
 
 export type { CurveFormat, CurvePoint, CurveReader } from './types';
 
-/** Every curve reader; path-named formats first, then those told by their first bytes. */
-export const CURVE_READERS: CurveReader[] = [tensorboardReader, mlflowReader, verlFileReader, verlConsoleReader];
 
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.evotrainer', '__pycache__']);
 /** Files worth sniffing for curves inside a directory: logs, JSONL, event files, MLflow metric files. */

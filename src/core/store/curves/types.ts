@@ -25,8 +25,7 @@ export interface CurvePosition {
 
 export type CurveItem = { points: CurvePoint[]; at: CurvePosition } | { bad: string; at: CurvePosition };
 
-export const CURVE_FORMATS = ['verl-console', 'verl-file', 'tensorboard', 'mlflow'] as const;
-export type CurveFormat = (typeof CURVE_FORMATS)[number];
+export type CurveFormat = 'verl-console' | 'verl-file' | 'tensorboard' | 'mlflow';
 
 export interface CurveReadOptions {
   /** Byte offset to resume from (a complete record ends there), and the line number at it. */
