@@ -3,7 +3,7 @@
 export { HealthPanel } from './webviews/health/healthPanel';
 export { ExplorerPanel } from './webviews/explorer/explorerPanel';
 export { CurvesPanel } from './webviews/curves/curvesPanel';
-export { liveCurves } from './webviews/curves/live';
+export { liveCurves } from '../viewer/curves/live';
 export { judgeRollouts, setLlmApiKey } from './commands/judge';
 // Versions, lineage, skills: views' data, the version commands and their panels.
 export { loadFindings, loadSkills, loadVersions, versionFile } from './views/data';

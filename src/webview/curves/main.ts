@@ -14,7 +14,7 @@ import {
   type CurvesState,
   type LiveSeries,
   type VersionMark,
-} from '../../extension/webviews/curves/protocol';
+} from '../../viewer/curves/protocol';
 import { HostConnection } from '../shared/host';
 import { formatValue, linePath, nearestDumpedStep, nearestIndex, niceTicks, valueExtent, type ChartPoint } from './chart';
 

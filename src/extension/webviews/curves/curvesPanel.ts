@@ -1,11 +1,11 @@
 import * as vscode from 'vscode';
-import { readLedger } from '../../../core/harness/evidence';
+import { readLedger } from '../../../core/harness/ledger';
 import { findHarnessRoot } from '../../../core/harness/locate';
 import { openHarness } from '../../../core/harness/repo';
 import { defaultStorePath } from '../../../core/store/store';
 import { WebviewController } from '../webviewController';
-import { emptyCurvesState, loadCurves, versionMarks } from './backend';
-import { liveCurves } from './live';
+import { emptyCurvesState, loadCurves, versionMarks } from '../../../viewer/curves/backend';
+import { liveCurves } from '../../../viewer/curves/live';
 import {
   CurvesStateNotification,
   LiveCurvesNotification,
@@ -18,7 +18,7 @@ import {
   type CurvesState,
   type OpenCurvesArgs,
   type VersionMark,
-} from './protocol';
+} from '../../../viewer/curves/protocol';
 
 /** The harness open in the editor (the first workspace folder holding one). */
 function workspaceHarness(): string | null {

@@ -1,10 +1,10 @@
 import * as vscode from 'vscode';
 import { findHarnessRoot } from '../../../core/harness/locate';
 import { defaultStorePath, RolloutStore } from '../../../core/store/store';
-import { IpcNotification } from '../protocol';
+import { IpcNotification } from '../../../viewer/protocol';
 import { WebviewController } from '../webviewController';
-import { ExplorerBackend } from './backend';
-import { ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from './protocol';
+import { ExplorerBackend } from '../../../viewer/explorer/backend';
+import { ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from '../../../viewer/explorer/protocol';
 
 /** The store of the harness open in the editor (the first workspace folder holding one). */
 function workspaceStore(): string | null {

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
-import { CURVES } from '../../../core/diagnose/catalog';
-import { curveMetricChoices, curveSeries } from '../../../core/diagnose/curves';
-import type { Ledger } from '../../../core/harness/evidence';
-import { RolloutStore } from '../../../core/store/store';
+import { CURVES } from '../../core/diagnose/catalog';
+import { curveMetricChoices, curveSeries } from '../../core/diagnose/curves';
+import type { Ledger } from '../../core/harness/ledger';
+import { RolloutStore } from '../../core/store/store';
 import type { CurvesState, LiveSeries, VersionMark } from './protocol';
 
 /** The metric a chart opens on: entropy (the collapse R3 watches), else the score, else the first logged. */

@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
-import type { CurveSeries } from '../../../core/diagnose/curves';
+import type { CurveSeries } from '../../core/diagnose/curves';
 import { IpcCommand, IpcNotification } from '../protocol';
 
-export type { CurvePointRow, CurveSeries } from '../../../core/diagnose/curves';
+export type { CurvePointRow, CurveSeries } from '../../core/diagnose/curves';
 
 /** A metric to pick: a catalog curve (`entropy`, read under each run's own name for it) or a name a run logged. */
 export interface CurveMetricOption {

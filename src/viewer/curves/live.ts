@@ -1,4 +1,4 @@
-import { parseConsoleLine } from '../../../core/store/curves/verlConsole';
+import { parseConsoleLine } from '../../core/store/curves/verlConsole';
 import type { LiveSeries } from './protocol';
 
 /** Points kept per metric of a live series: a chart needs no more, and a week-long log stays bounded. */
