@@ -5,6 +5,7 @@ import { DoctorMethods } from '../../src/viewer/doctor/protocol';
 import { HealthMethods } from '../../src/viewer/health/protocol';
 import { IpcCommand, IpcRequest, type HostProtocol } from '../../src/viewer/protocol';
 import { ResultMethods } from '../../src/viewer/backtest/protocol';
+import { CurvesMethods } from '../../src/viewer/curves/protocol';
 import { LineageMethods } from '../../src/viewer/lineage/protocol';
 import { HostTransport } from '../../src/viewer/transport';
 import { VersionMethods } from '../../src/viewer/version/protocol';
@@ -67,7 +68,7 @@ describe('viewer transport (host side)', () => {
   });
 
   it("every feature's messages carry the schema of their params (only parameterless ones have none)", () => {
-    const features: Record<string, HostProtocol> = { DoctorMethods, HealthMethods, LineageMethods, VersionMethods, ResultMethods };
+    const features: Record<string, HostProtocol> = { DoctorMethods, HealthMethods, LineageMethods, VersionMethods, ResultMethods, CurvesMethods };
     for (const [name, protocol] of Object.entries(features)) {
       for (const type of Object.values(protocol)) {
         const parameterless = /\/(refresh|rerun)$/.test(type.method);

@@ -30,7 +30,7 @@ export class ExplorerPanel {
     if (rawArgs !== undefined && rawArgs !== null) {
       const parsed = OpenExplorerArgsSchema.safeParse(rawArgs);
       if (!parsed.success) {
-        const msg = `Open Failure Explorer: ignored its arguments (${parsed.error.message.replace(/\s+/g, ' ').slice(0, 200)}); expected {failureMode?, run?, version?, rolloutId?}.`;
+        const msg = `Open Failure Explorer: ignored its arguments (${parsed.error.message.replace(/\s+/g, ' ').slice(0, 200)}); expected {failureMode?, run?, version?, step?, rolloutId?}.`;
         output.warn(msg);
         void vscode.window.showWarningMessage(msg);
       } else {
@@ -80,7 +80,7 @@ export class ExplorerPanel {
       const backend = this.backend;
       state = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EvoTrainer: indexing rollouts for the failure explorer' }, () => backend.state(args));
       if (state.status === 'failed') this.output.error(`Failure explorer: ${state.error}`);
-      else this.output.info(`Failure explorer: ${state.facets?.rollouts ?? 0} rollouts${args.failureMode ? `, filtered to ${args.failureMode}` : ''}`);
+      else this.output.info(`Failure explorer: ${state.facets?.rollouts ?? 0} rollouts${args.failureMode ? `, filtered to ${args.failureMode}` : ''}${args.step !== undefined ? `, step ${args.step}` : ''}`);
     }
     this.controller.notify(ExplorerStateNotification, state);
     return { ...state, page: state.page ? { ...state.page, rows: [] } : null };
