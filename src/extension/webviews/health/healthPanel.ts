@@ -6,7 +6,7 @@ import { findHarnessRoot } from '../../../core/harness/locate';
 import { defaultStorePath, RolloutStore } from '../../../core/store/store';
 import { findingsScope } from '../../views/data';
 import { WebviewController } from '../webviewController';
-import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthScope, type HealthScopeOption, type HealthState } from '../../../viewer/health/protocol';
+import { DidChangeHealthNotification, HealthMethods, type HealthScope, type HealthScopeOption, type HealthState } from '../../../viewer/health/protocol';
 
 const keyOf = (s: HealthScope): string => (s.version !== undefined ? `version:${s.version}` : s.run !== undefined ? `run:${s.run}` : 'all');
 
@@ -65,10 +65,12 @@ export class HealthPanel {
     controller.onDidDispose(() => {
       if (HealthPanel.current === this) HealthPanel.current = undefined;
     });
-    controller.onCommand(RefreshHealthCommand, null, () => void this.refresh());
-    controller.onCommand(SetHealthScopeCommand, null, ({ scope }) => {
-      this.picked = scope;
-      void this.refresh();
+    controller.serve(HealthMethods, {
+      refresh: () => void this.refresh(),
+      setScope: ({ scope }) => {
+        this.picked = scope;
+        void this.refresh();
+      },
     });
   }
 
