@@ -36,6 +36,7 @@ export function activate(context: vscode.ExtensionContext) {
       return panels().HealthPanel.show(context, output, versioning.selectedVersion());
     }),
     vscode.commands.registerCommand('evotrainer.openFailureExplorer', (args?: unknown) => panels().ExplorerPanel.show(context, output, args)),
+    vscode.commands.registerCommand('evotrainer.showTrainingCurves', (args?: unknown) => panels().CurvesPanel.show(context, output, args)),
     vscode.commands.registerCommand('evotrainer.judgeRollouts', () => panels().judgeRollouts(context, output)),
     vscode.commands.registerCommand('evotrainer.setLlmApiKey', () => panels().setLlmApiKey(context)),
     vscode.commands.registerCommand('evotrainer.refreshViews', () => views.forEach((v) => v.refresh())),

@@ -2,6 +2,8 @@
 // required on first use so that activation never loads them.
 export { HealthPanel } from './webviews/health/healthPanel';
 export { ExplorerPanel } from './webviews/explorer/explorerPanel';
+export { CurvesPanel } from './webviews/curves/curvesPanel';
+export { liveCurves } from '../viewer/curves/live';
 export { judgeRollouts, setLlmApiKey } from './commands/judge';
 // Versions, lineage, skills: views' data, the version commands and their panels.
 export { loadFindings, loadSkills, loadVersions, versionFile } from './views/data';

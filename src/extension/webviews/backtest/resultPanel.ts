@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import * as z from 'zod/mini';
 import { WebviewController } from '../webviewController';
-import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type ResultState } from './protocol';
+import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type ResultState } from '../../../viewer/backtest/protocol';
 
 export interface ResultPanelHost {
   context: vscode.ExtensionContext;

@@ -1,10 +1,10 @@
 import * as vscode from 'vscode';
 import { findHarnessRoot } from '../../../core/harness/locate';
 import { defaultStorePath, RolloutStore } from '../../../core/store/store';
-import { IpcNotification } from '../protocol';
+import { IpcNotification } from '../../../viewer/protocol';
 import { WebviewController } from '../webviewController';
-import { ExplorerBackend } from './backend';
-import { ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from './protocol';
+import { ExplorerBackend } from '../../../viewer/explorer/backend';
+import { ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from '../../../viewer/explorer/protocol';
 
 /** The store of the harness open in the editor (the first workspace folder holding one). */
 function workspaceStore(): string | null {
@@ -31,7 +31,7 @@ export class ExplorerPanel {
     if (rawArgs !== undefined && rawArgs !== null) {
       const parsed = OpenExplorerArgsSchema.safeParse(rawArgs);
       if (!parsed.success) {
-        const msg = `Open Failure Explorer: ignored its arguments (${parsed.error.message.replace(/\s+/g, ' ').slice(0, 200)}); expected {failureMode?, run?, version?, rolloutId?}.`;
+        const msg = `Open Failure Explorer: ignored its arguments (${parsed.error.message.replace(/\s+/g, ' ').slice(0, 200)}); expected {failureMode?, run?, version?, step?, rolloutId?}.`;
         output.warn(msg);
         void vscode.window.showWarningMessage(msg);
       } else {
@@ -87,7 +87,7 @@ export class ExplorerPanel {
       const backend = this.backend;
       state = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EvoTrainer: indexing rollouts for the failure explorer' }, () => backend.state(args));
       if (state.status === 'failed') this.output.error(`Failure explorer: ${state.error}`);
-      else this.output.info(`Failure explorer: ${state.facets?.rollouts ?? 0} rollouts${args.failureMode ? `, filtered to ${args.failureMode}` : ''}`);
+      else this.output.info(`Failure explorer: ${state.facets?.rollouts ?? 0} rollouts${args.failureMode ? `, filtered to ${args.failureMode}` : ''}${args.step !== undefined ? `, step ${args.step}` : ''}`);
     }
     this.controller.notify(ExplorerStateNotification, state);
     return { ...state, page: state.page ? { ...state.page, rows: [] } : null };

@@ -7,7 +7,7 @@ import { ResultPanel } from '../backtest/resultPanel';
 import { backtestView } from '../backtest/view';
 import { WebviewController } from '../webviewController';
 import { evidenceState } from './evidence';
-import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from './protocol';
+import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../../viewer/version/protocol';
 
 const loading = (id: string): VersionEvidenceState => ({
   status: 'loading', id, parent: null, branch: '', commit: '', state: '', isPromoted: false, layer: '', hypothesis: null, intervention: null,

@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
-import { EXPLORER_COLUMNS, type ExplorerFacets, type ExplorerFilter, type ExplorerPage, type ExplorerSort, type FailureModeBar, type TextChunk, type TextPart, type Trajectory } from '../../../core/explore/types';
+import { EXPLORER_COLUMNS, type ExplorerFacets, type ExplorerFilter, type ExplorerPage, type ExplorerSort, type FailureModeBar, type TextChunk, type TextPart, type Trajectory } from '../../core/explore/types';
 import { IpcCommand, IpcNotification } from '../protocol';
 
-export type * from '../../../core/explore/types';
-export { EXPLORER_COLUMNS } from '../../../core/explore/types';
+export type * from '../../core/explore/types';
+export { EXPLORER_COLUMNS } from '../../core/explore/types';
 
 /** Rows per page the table fetches. */
 export const PAGE_ROWS = 200;
@@ -13,6 +13,8 @@ export interface OpenExplorerArgs {
   failureMode?: string;
   run?: string;
   version?: string;
+  /** The rollouts dumped at one training step (a step picked on the training curves). */
+  step?: number;
   rolloutId?: number;
 }
 
@@ -120,5 +122,6 @@ export const OpenExplorerArgsSchema = z.strictObject({
   failureMode: z.optional(name),
   run: z.optional(name),
   version: z.optional(name),
+  step: z.optional(z.number().check(z.int())),
   rolloutId: z.optional(z.number().check(z.int(), z.gte(0))),
 });

@@ -1,7 +1,7 @@
 import type { ZodMiniType as ZodType } from 'zod/mini';
-import { Explorer } from '../../../core/explore/explorer';
-import type { ExplorerFilter, ExplorerSort } from '../../../core/explore/types';
-import type { RolloutStore } from '../../../core/store/store';
+import { Explorer } from '../../core/explore/explorer';
+import type { ExplorerFilter, ExplorerSort } from '../../core/explore/types';
+import type { RolloutStore } from '../../core/store/store';
 import type { IpcCommand, IpcMessage, IpcNotification } from '../protocol';
 import {
   ExplorerStateNotification,
@@ -141,6 +141,7 @@ export class ExplorerBackend {
     if (args.failureMode) filter.failureMode = args.failureMode;
     if (args.run) filter.run = args.run;
     if (args.version) filter.version = args.version;
+    if (args.step !== undefined) filter.step = args.step;
     return this.serialize(() => this.stateNow(filter, DEFAULT_SORT, args.rolloutId ?? null, firstPageRows));
   }
 
