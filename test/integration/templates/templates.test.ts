@@ -192,8 +192,8 @@ print(json.dumps({"verifier": verifier(), "pos": len(pos), "neg": len(neg), "tp"
       assert.equal(r.status, 0, r.stderr);
       const res = JSON.parse(r.stdout) as { verifier: string; pos: number; neg: number; tp: number; tn: number; wrong: unknown[] };
       assert.equal(res.verifier, mode);
-      assert.equal(res.pos + res.neg, 169);
-      assert.equal(res.neg, 32);
+      assert.equal(res.pos + res.neg, 192);
+      assert.equal(res.neg, 39);
       const balanced = (res.tp / res.pos + res.tn / res.neg) / 2;
       assert.ok(balanced >= 0.85, `${mode}: balanced accuracy ${balanced.toFixed(3)}; misjudged: ${JSON.stringify(res.wrong)}`);
       console.log(`public answer-equivalence suites (${res.pos + res.neg} cases), ${mode}: equivalent ${res.tp}/${res.pos}, not equivalent ${res.tn}/${res.neg}, balanced accuracy ${balanced.toFixed(3)}`);
