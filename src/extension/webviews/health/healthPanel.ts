@@ -3,7 +3,7 @@ import { findHarnessRoot } from '../../../core/harness/locate';
 import { defaultStorePath } from '../../../core/store/store';
 import { loadHealth } from '../../views/data';
 import { WebviewController } from '../webviewController';
-import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthState } from '../../../viewer/health/protocol';
+import { DidChangeHealthNotification, HealthMethods, type HealthState } from '../../../viewer/health/protocol';
 
 /** The harness open in the editor (the first workspace folder holding one). */
 function workspaceHarness(): string | null {
@@ -49,10 +49,12 @@ export class HealthPanel {
     controller.onDidDispose(() => {
       if (HealthPanel.current === this) HealthPanel.current = undefined;
     });
-    controller.onCommand(RefreshHealthCommand, null, () => void this.refresh());
-    controller.onCommand(SetHealthScopeCommand, null, ({ scope }) => {
-      this.picked = scope;
-      void this.refresh();
+    controller.serve(HealthMethods, {
+      refresh: () => void this.refresh(),
+      setScope: ({ scope }) => {
+        this.picked = scope;
+        void this.refresh();
+      },
     });
   }
 
