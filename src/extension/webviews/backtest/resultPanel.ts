@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
-import * as z from 'zod/mini';
 import { WebviewController } from '../webviewController';
-import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type ResultState } from '../../../viewer/backtest/protocol';
+import { DidChangeResultNotification, ResultMethods, type ResultState } from '../../../viewer/backtest/protocol';
 
 export interface ResultPanelHost {
   context: vscode.ExtensionContext;
@@ -42,13 +41,15 @@ export class ResultPanel {
   ) {
     this.state = initial;
     controller.onDidDispose(() => ResultPanel.open.delete(key));
-    controller.onCommand(OpenRolloutCommand, z.object({ rolloutId: z.number().check(z.int(), z.minimum(0)) }), async ({ rolloutId }) => {
-      await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { rolloutId });
-    });
-    controller.onCommand(GateActionCommand, z.object({ action: z.enum(['promote', 'reject', 'evidence']) }), async ({ action }) => {
-      const s = this.state;
-      if (s.status !== 'done' || s.kind !== 'gate' || !this.host.gateAction) return;
-      await this.host.gateAction(s.gate.version, action);
+    controller.serve(ResultMethods, {
+      openRollout: async ({ rolloutId }) => {
+        await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { rolloutId });
+      },
+      gateAction: async ({ action }) => {
+        const s = this.state;
+        if (s.status !== 'done' || s.kind !== 'gate' || !this.host.gateAction) return;
+        await this.host.gateAction(s.gate.version, action);
+      },
     });
   }
 

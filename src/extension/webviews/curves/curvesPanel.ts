@@ -7,14 +7,10 @@ import { WebviewController } from '../webviewController';
 import { emptyCurvesState, loadCurves, versionMarks } from '../../../viewer/curves/backend';
 import { liveCurves } from '../../../viewer/curves/live';
 import {
+  CurvesMethods,
   CurvesStateNotification,
   LiveCurvesNotification,
   OpenCurvesArgsSchema,
-  OpenStepCommand,
-  OpenStepSchema,
-  RefreshCurvesCommand,
-  SetCurveMetricCommand,
-  SetCurveMetricSchema,
   type CurvesState,
   type OpenCurvesArgs,
   type VersionMark,
@@ -69,13 +65,15 @@ export class CurvesPanel {
       live.dispose();
       if (CurvesPanel.current === this) CurvesPanel.current = undefined;
     });
-    controller.onCommand(RefreshCurvesCommand, null, () => void this.refresh());
-    controller.onCommand(SetCurveMetricCommand, SetCurveMetricSchema, ({ metric }) => {
-      this.metric = metric;
-      void this.refresh();
-    });
-    controller.onCommand(OpenStepCommand, OpenStepSchema, async ({ run, version, step }) => {
-      await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { run, ...(version ? { version } : {}), step });
+    controller.serve(CurvesMethods, {
+      refresh: () => void this.refresh(),
+      setMetric: ({ metric }) => {
+        this.metric = metric;
+        void this.refresh();
+      },
+      openStep: async ({ run, version, step }) => {
+        await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { run, ...(version ? { version } : {}), step });
+      },
     });
   }
 

@@ -1,8 +1,7 @@
 import * as vscode from 'vscode';
-import * as z from 'zod/mini';
 import { formatDoctorReport, runDoctor, type DoctorReport } from '../../../core/doctor';
 import { WebviewController } from '../webviewController';
-import { CopyReportCommand, DidChangeStateNotification, RerunCommand, type DoctorState } from '../../../viewer/doctor/protocol';
+import { DidChangeStateNotification, DoctorMethods, type DoctorState } from '../../../viewer/doctor/protocol';
 
 /** "EvoTrainer: Check Environment": the report in the output channel and in a webview. */
 export class DoctorPanel {
@@ -37,11 +36,13 @@ export class DoctorPanel {
     controller.onDidDispose(() => {
       if (DoctorPanel.current === this) DoctorPanel.current = undefined;
     });
-    controller.onCommand(RerunCommand, null, () => void this.check());
-    controller.onCommand(CopyReportCommand, z.object({ format: z.enum(['json', 'text']) }), async ({ format }) => {
-      if (!this.report) return;
-      await vscode.env.clipboard.writeText(format === 'json' ? JSON.stringify(this.report, null, 2) : formatDoctorReport(this.report));
-      void vscode.window.showInformationMessage(`EvoTrainer: environment report copied as ${format.toUpperCase()}.`);
+    controller.serve(DoctorMethods, {
+      rerun: () => void this.check(),
+      copyReport: async ({ format }) => {
+        if (!this.report) return;
+        await vscode.env.clipboard.writeText(format === 'json' ? JSON.stringify(this.report, null, 2) : formatDoctorReport(this.report));
+        void vscode.window.showInformationMessage(`EvoTrainer: environment report copied as ${format.toUpperCase()}.`);
+      },
     });
   }
 

@@ -1,10 +1,9 @@
 import * as vscode from 'vscode';
 import { findHarnessRoot } from '../../../core/harness/locate';
 import { defaultStorePath, RolloutStore } from '../../../core/store/store';
-import { IpcNotification } from '../../../viewer/protocol';
 import { WebviewController } from '../webviewController';
 import { ExplorerBackend } from '../../../viewer/explorer/backend';
-import { ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from '../../../viewer/explorer/protocol';
+import { ExplorerMethods, ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from '../../../viewer/explorer/protocol';
 
 /** The store of the harness open in the editor (the first workspace folder holding one). */
 function workspaceStore(): string | null {
@@ -70,13 +69,7 @@ export class ExplorerPanel {
       void this.backend?.dispose();
       if (ExplorerPanel.current === this) ExplorerPanel.current = undefined;
     });
-    for (const h of this.backend?.handlers ?? []) {
-      // The backend validates each command against its schema.
-      controller.onCommand(h.type, null, async (params) => {
-        const answer = await this.backend!.handle(h.type.method, params);
-        if (answer) controller.notify(new IpcNotification<unknown>(answer.method), answer.params);
-      });
-    }
+    if (this.backend) controller.serve(ExplorerMethods, this.backend.methods);
   }
 
   private async load(args: OpenExplorerArgs): Promise<ExplorerState> {

@@ -1,12 +1,12 @@
 import * as vscode from 'vscode';
-import { FAILURE_MODE_VIEW, SUGGESTED_LAYER, type FailureMode } from '../../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, ensureFeatures, scopeWhere } from '../../../core/diagnose/health';
+import { SUGGESTED_LAYER, type FailureMode } from '../../../core/diagnose/failureModes';
+import { computeHealth, computeSeries, scopeWhere } from '../../../core/diagnose/health';
 import { evaluateRules } from '../../../core/diagnose/rules';
 import { findHarnessRoot } from '../../../core/harness/locate';
 import { defaultStorePath, RolloutStore } from '../../../core/store/store';
 import { findingsScope } from '../../views/data';
 import { WebviewController } from '../webviewController';
-import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthScope, type HealthScopeOption, type HealthState } from '../../../viewer/health/protocol';
+import { DidChangeHealthNotification, HealthMethods, type HealthScope, type HealthScopeOption, type HealthState } from '../../../viewer/health/protocol';
 
 const keyOf = (s: HealthScope): string => (s.version !== undefined ? `version:${s.version}` : s.run !== undefined ? `run:${s.run}` : 'all');
 
@@ -65,10 +65,12 @@ export class HealthPanel {
     controller.onDidDispose(() => {
       if (HealthPanel.current === this) HealthPanel.current = undefined;
     });
-    controller.onCommand(RefreshHealthCommand, null, () => void this.refresh());
-    controller.onCommand(SetHealthScopeCommand, null, ({ scope }) => {
-      this.picked = scope;
-      void this.refresh();
+    controller.serve(HealthMethods, {
+      refresh: () => void this.refresh(),
+      setScope: ({ scope }) => {
+        this.picked = scope;
+        void this.refresh();
+      },
     });
   }
 
@@ -103,8 +105,7 @@ export class HealthPanel {
       const scoped = { ...base, scope: chosen.key, scopes };
       if (!report.rollouts && !report.curvePoints) return { ...scoped, status: 'empty', report, error: null };
       const findings = evaluateRules({ health: report, series: await computeSeries(store, scope) });
-      await ensureFeatures(store);
-      await store.conn.run(FAILURE_MODE_VIEW);
+      await store.ensureDerivedViews();
       const { sql, params } = scopeWhere(scope);
       const modes = await store.all<{ failure_mode: FailureMode; n: number; examples: number[] }>(
         `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes ${sql} group by 1 order by n desc`,

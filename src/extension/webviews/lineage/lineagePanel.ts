@@ -1,10 +1,9 @@
 import * as vscode from 'vscode';
-import * as z from 'zod/mini';
 import type { VersioningHost } from '../../commands/versions';
 import { loadVersions } from '../../views/data';
 import { WebviewController } from '../webviewController';
 import { layoutLineage } from './layout';
-import { DidChangeLineageNotification, OpenVersionCommand, RefreshLineageCommand, type LineageState } from '../../../viewer/lineage/protocol';
+import { DidChangeLineageNotification, LineageMethods, type LineageState } from '../../../viewer/lineage/protocol';
 
 const EMPTY: LineageState = { status: 'loading', harness: null, metric: null, promoted: null, nodes: [], edges: [], width: 0, height: 0, error: null };
 
@@ -33,10 +32,12 @@ export class LineagePanel {
     controller.onDidDispose(() => {
       if (LineagePanel.current === this) LineagePanel.current = undefined;
     });
-    controller.onCommand(RefreshLineageCommand, null, () => void this.refresh());
-    controller.onCommand(OpenVersionCommand, z.object({ id: z.string().check(z.regex(/^v\d+$/)) }), async ({ id }) => {
-      const { VersionPanel } = await import('../version/versionPanel');
-      await VersionPanel.show(this.host, id, vscode.ViewColumn.Beside);
+    controller.serve(LineageMethods, {
+      refresh: () => void this.refresh(),
+      openVersion: async ({ id }) => {
+        const { VersionPanel } = await import('../version/versionPanel');
+        await VersionPanel.show(this.host, id, vscode.ViewColumn.Beside);
+      },
     });
   }
 

@@ -1,5 +1,4 @@
 import * as vscode from 'vscode';
-import * as z from 'zod/mini';
 import type { VersioningHost } from '../../commands/versions';
 import { loadEntry } from '../../views/data';
 import type { BacktestReport } from '../../../core/backtest/backtest';
@@ -7,7 +6,7 @@ import { ResultPanel } from '../backtest/resultPanel';
 import { backtestView } from '../backtest/view';
 import { WebviewController } from '../webviewController';
 import { evidenceState } from './evidence';
-import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../../viewer/version/protocol';
+import { DidChangeVersionNotification, VersionMethods, type VersionEvidenceState } from '../../../viewer/version/protocol';
 
 const loading = (id: string): VersionEvidenceState => ({
   status: 'loading', id, parent: null, branch: '', commit: '', state: '', isPromoted: false, layer: '', hypothesis: null, intervention: null,
@@ -39,17 +38,19 @@ export class VersionPanel {
     private readonly id: string,
   ) {
     controller.onDidDispose(() => VersionPanel.open.delete(id));
-    controller.onCommand(OpenFileDiffCommand, z.object({ file: z.string().check(z.minLength(1), z.maxLength(4096)) }), async ({ file }) => {
-      const state = await this.refresh();
-      if (!state.parent || !state.intervention?.changedPaths.includes(file)) return;
-      const { openFileDiff } = await import('../../commands/versions');
-      await openFileDiff(state.parent, this.id, file);
-    });
-    controller.onCommand(RunVersionActionCommand, z.object({ action: z.enum(['promote', 'reject', 'recordSkill', 'backtest', 'gate', 'showBacktest']) }), async ({ action }) => {
-      if (action === 'showBacktest') return this.showRecordedBacktest();
-      const cmd = { promote: 'evotrainer.promoteVersion', reject: 'evotrainer.rejectVersion', recordSkill: 'evotrainer.recordSkill', backtest: 'evotrainer.backtestVersion', gate: 'evotrainer.gateVersion' }[action];
-      await vscode.commands.executeCommand(cmd, this.id);
-      await this.refresh();
+    controller.serve(VersionMethods, {
+      openFileDiff: async ({ file }) => {
+        const state = await this.refresh();
+        if (!state.parent || !state.intervention?.changedPaths.includes(file)) return;
+        const { openFileDiff } = await import('../../commands/versions');
+        await openFileDiff(state.parent, this.id, file);
+      },
+      runAction: async ({ action }) => {
+        if (action === 'showBacktest') return this.showRecordedBacktest();
+        const cmd = { promote: 'evotrainer.promoteVersion', reject: 'evotrainer.rejectVersion', recordSkill: 'evotrainer.recordSkill', backtest: 'evotrainer.backtestVersion', gate: 'evotrainer.gateVersion' }[action];
+        await vscode.commands.executeCommand(cmd, this.id);
+        await this.refresh();
+      },
     });
   }
 
