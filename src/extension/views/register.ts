@@ -39,7 +39,7 @@ export function registerVersioning(context: vscode.ExtensionContext, output: vsc
   }, output, 'Versions');
   const findings = new FindingsTree(async () => {
     const r = root();
-    return r ? engine().loadFindings(r, selected) : null;
+    return r ? engine().loadFindings(r, selected, { trust: vscode.workspace.isTrusted }) : null;
   }, output, 'Findings');
   const skills = new SkillsTree(async () => {
     const r = root();

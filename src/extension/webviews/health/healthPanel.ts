@@ -1,36 +1,20 @@
 import * as vscode from 'vscode';
-import { SUGGESTED_LAYER, type FailureMode } from '../../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, scopeWhere } from '../../../core/diagnose/health';
-import { evaluateRules } from '../../../core/diagnose/rules';
 import { findHarnessRoot } from '../../../core/harness/locate';
-import { defaultStorePath, RolloutStore } from '../../../core/store/store';
-import { findingsScope } from '../../views/data';
+import { defaultStorePath } from '../../../core/store/store';
+import { loadHealth } from '../../views/data';
 import { WebviewController } from '../webviewController';
-import { DidChangeHealthNotification, HealthMethods, type HealthScope, type HealthScopeOption, type HealthState } from '../../../viewer/health/protocol';
+import { DidChangeHealthNotification, HealthMethods, type HealthState } from '../../../viewer/health/protocol';
 
-const keyOf = (s: HealthScope): string => (s.version !== undefined ? `version:${s.version}` : s.run !== undefined ? `run:${s.run}` : 'all');
-
-/** Every scope to pick from: each run, each version, and the whole store pooled. */
-async function scopesOf(store: RolloutStore): Promise<HealthScopeOption[]> {
-  const runs = await store.all<{ v: string; n: number }>('select run_id as v, count(*)::int as n from rollouts group by 1 order by 1');
-  const versions = await store.all<{ v: string; n: number }>('select version as v, count(*)::int as n from rollouts where version is not null group by 1 order by 1');
-  const total = runs.reduce((a, r) => a + Number(r.n), 0);
-  const option = (scope: HealthScope, label: string, n: number): HealthScopeOption => ({ key: keyOf(scope), label: `${label} (${n} rollouts)`, scope, rollouts: n });
-  return [
-    ...runs.map((r) => option({ run: r.v }, `run ${r.v}`, Number(r.n))),
-    ...versions.map((r) => option({ version: r.v }, `version ${r.v}`, Number(r.n))),
-    option({}, `every run and version pooled`, total),
-  ];
-}
-
-/** The store of the harness open in the editor (the first workspace folder holding one). */
-function workspaceStore(): string | null {
+/** The harness open in the editor (the first workspace folder holding one). */
+function workspaceHarness(): string | null {
   for (const f of vscode.workspace.workspaceFolders ?? []) {
     const root = findHarnessRoot(f.uri.fsPath);
-    if (root) return defaultStorePath(root);
+    if (root) return root;
   }
   return null;
 }
+
+const storeOf = (root: string | null) => (root ? defaultStorePath(root) : null);
 
 /**
  * "EvoTrainer: Show Health Report": the health report, rule findings and failure modes of
@@ -45,7 +29,7 @@ export class HealthPanel {
     if (!HealthPanel.current) {
       const panel = vscode.window.createWebviewPanel('evotrainer.health', 'EvoTrainer: Health', vscode.ViewColumn.Active, {});
       panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'evotrainer.svg');
-      const initial: HealthState = { status: 'loading', store: workspaceStore(), scope: '', scopes: [], report: null, findings: [], failureModes: [], error: null };
+      const initial: HealthState = { status: 'loading', store: storeOf(workspaceHarness()), scope: '', scopes: [], report: null, findings: [], failureModes: [], problems: [], error: null };
       HealthPanel.current = new HealthPanel(new WebviewController<HealthState>(panel, context.extensionUri, { app: 'health', title: 'EvoTrainer: Health', initialState: initial, log: output }), output);
     } else {
       HealthPanel.current.controller.panel.reveal();
@@ -75,15 +59,15 @@ export class HealthPanel {
   }
 
   private async refresh(): Promise<HealthState> {
-    const storePath = workspaceStore();
-    const base: HealthState = { status: 'loading', store: storePath, scope: this.picked ?? '', scopes: [], report: null, findings: [], failureModes: [], error: null };
+    const root = workspaceHarness();
+    const base: HealthState = { status: 'loading', store: storeOf(root), scope: this.picked ?? '', scopes: [], report: null, findings: [], failureModes: [], problems: [], error: null };
     this.controller.notify(DidChangeHealthNotification, base);
     let state: HealthState;
-    if (!storePath) {
+    if (!root) {
       state = { ...base, status: 'empty', error: 'No harness in this workspace: open a folder with an evotrainer.yaml.' };
     } else {
       try {
-        state = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EvoTrainer: computing the health report' }, () => this.compute(storePath, base));
+        state = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EvoTrainer: computing the health report' }, () => this.compute(root));
       } catch (err) {
         const error = err instanceof Error ? err.message : String(err);
         this.output.error(`Health report failed: ${error}`);
@@ -94,28 +78,11 @@ export class HealthPanel {
     return state;
   }
 
-  private async compute(storePath: string, base: HealthState): Promise<HealthState> {
-    const store = await RolloutStore.open(storePath);
-    try {
-      const scopes = await scopesOf(store);
-      const fallback = await findingsScope(store, this.findingsVersion);
-      const chosen = scopes.find((o) => o.key === this.picked) ?? scopes.find((o) => fallback && o.key === keyOf(fallback)) ?? scopes[scopes.length - 1]!;
-      const scope = chosen.scope;
-      const report = await computeHealth(store, scope);
-      const scoped = { ...base, scope: chosen.key, scopes };
-      if (!report.rollouts && !report.curvePoints) return { ...scoped, status: 'empty', report, error: null };
-      const findings = evaluateRules({ health: report, series: await computeSeries(store, scope) });
-      await store.ensureDerivedViews();
-      const { sql, params } = scopeWhere(scope);
-      const modes = await store.all<{ failure_mode: FailureMode; n: number; examples: number[] }>(
-        `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes ${sql} group by 1 order by n desc`,
-        params,
-      );
-      const failureModes = modes.map((m) => ({ mode: m.failure_mode, count: m.n, examples: m.examples.map(Number), layer: SUGGESTED_LAYER[m.failure_mode] }));
-      this.output.info(`Health report of ${chosen.label}: ${report.alerts.length} alert(s), ${findings.length} finding(s)`);
-      return { ...scoped, status: 'done', report, findings, failureModes };
-    } finally {
-      store.close();
-    }
+  /** The harness's metrics, rules and thresholds apply, as on the command line; its script metrics run only in a trusted workspace. */
+  private async compute(root: string): Promise<HealthState> {
+    const state = await loadHealth(root, { picked: this.picked, findingsVersion: this.findingsVersion, trust: vscode.workspace.isTrusted });
+    const label = state.scopes.find((o) => o.key === state.scope)?.label ?? state.scope;
+    this.output.info(`Health report of ${label}: ${state.report?.alerts.length ?? 0} alert(s), ${state.findings.length} finding(s)${state.problems.length ? `, ${state.problems.length} harness diagnostic problem(s)` : ''}`);
+    return state;
   }
 }
