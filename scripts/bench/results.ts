@@ -90,21 +90,21 @@ export function renderTable(records: BenchRecord[]): string {
   return lines.join('\n');
 }
 
-export function readRecords(): BenchRecord[] {
-  if (!existsSync(RESULTS_DIR)) return [];
-  return readdirSync(RESULTS_DIR)
+export function readRecords(dir = RESULTS_DIR): BenchRecord[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((f) => JSON.parse(readFileSync(path.join(RESULTS_DIR, f), 'utf8')) as BenchRecord);
+    .map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as BenchRecord);
 }
 
 /** Rewrites the README's section between the markers from bench-results/. */
-export function writeReadmeTable(readme = path.join(root, 'README.md')): void {
+export function writeReadmeTable(readme = path.join(root, 'README.md'), dir = RESULTS_DIR): void {
   const text = readFileSync(readme, 'utf8');
   const a = text.indexOf(START);
   const b = text.indexOf(END);
   if (a === -1 || b < a) throw new Error(`${readme} has no benchmark section: put the lines\n${START}\n${END}\nwhere the table goes`);
-  const records = readRecords();
+  const records = readRecords(dir);
   const body = records.length ? renderTable(records) : '(no benchmark has been recorded yet: run one at full scale, e.g. `npm run bench:backtest`)';
   writeFileSync(readme, `${text.slice(0, a + START.length)}\n${body}\n${text.slice(b)}`);
 }
