@@ -117,6 +117,7 @@ export class Ingest {
     // A job log named explicitly, before its first step line, has nothing to import yet: ignored, not an error.
     const quietLogs = paths.filter((p) => !curveFiles.has(path.resolve(p)) && isLogName(p) && existsSync(p) && statSync(p).isFile());
     const { files, ignored } = await discover(paths.filter((p) => !curveFiles.has(path.resolve(p)) && !quietLogs.includes(p)), opts.format);
+    trace(`discovered ${files.length} file(s)`);
     const waiting = quietLogs.map((file) => ({ file, reason: "a log with no training-curve line yet (verl's `step:N - key:value`): import it again once the run has logged a step" }));
     const summary: ImportSummary = { files: [], ignored: [...waiting, ...ignored.filter((f) => !curveFiles.has(path.resolve(f.file)))], rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
@@ -177,8 +178,11 @@ export class Ingest {
         add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer, ahead.get(t.file)));
         ahead.delete(t.file);
       }
-      summary.files.sort((a, b) => todo.findIndex((t) => t.file === a.file) - todo.findIndex((t) => t.file === b.file));
+      trace(`streamed ${streaming.length} file(s)`);
+      const order = new Map(todo.map((t, i) => [t.file, i]));
+      summary.files.sort((a, b) => order.get(a.file)! - order.get(b.file)!);
       await writer.close();
+      trace('appended');
       await this.record(batch, opts);
       if (curves.length) summary.curves = await importCurves(this.conn, curves, { run: opts.run, version: opts.version, signal: opts.signal, defaultRun: defaultRunName });
       trace('recorded');
