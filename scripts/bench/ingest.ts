@@ -17,8 +17,10 @@ import path from 'node:path';
 import { loadDuckDB } from '../../src/core/store/duckdb';
 import { RolloutStore } from '../../src/core/store/store';
 import { arg, args, root } from './common';
+import { recordBench, watchLoad } from './results';
 
 const N = Number(arg('rollouts', '1000000'));
+const machineLoad = watchLoad();
 const STEPS = Math.min(200, Math.max(1, Math.floor(N / 64)));
 const GROUP = 8;
 const PROMPT_BYTES = 2048;
@@ -229,6 +231,10 @@ async function main() {
   const targets = { ingestRatio: ingestRatio >= 0.8, rss: ours.maxRssMb <= 1024, one: (q.oneP95 as number) < 20, page: (q.pageP95 as number) < 50, swe: sweRatio === null || sweRatio <= 2 };
   console.log(`targets: ${Object.entries(targets).map(([k, v]) => `${k} ${v ? 'met' : 'MISSED'}`).join(', ')}`);
   if (args.includes('--json')) console.log(JSON.stringify({ ...result, targets }));
+  recordBench('ingest', 'npm run bench:ingest', N === 1_000_000, machineLoad.stop(), [
+    ...rows.map(([figure, ours, baseline, note, detail]) => ({ figure: figure!, ours: [ours, detail].filter(Boolean).join('; '), baseline: baseline || undefined, target: note || undefined })),
+    { figure: 'targets', ours: Object.entries(targets).map(([k, v]) => `${k} ${v ? 'met' : 'MISSED'}`).join(', '), met: Object.values(targets).every(Boolean) },
+  ]);
 }
 
 main().catch((err: unknown) => {
