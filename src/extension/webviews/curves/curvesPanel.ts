@@ -60,7 +60,11 @@ export class CurvesPanel {
     private readonly controller: WebviewController<CurvesState>,
     private readonly output: vscode.LogOutputChannel,
   ) {
-    const live = liveCurves.onDidChange((s) => controller.notify(LiveCurvesNotification, s));
+    const live = liveCurves.onDidChange((s) => {
+      controller.notify(LiveCurvesNotification, s);
+      // Nothing charted yet (no curves in the store): the first live points choose the metric.
+      if (this.metric === null && !this.refreshing) void this.refresh();
+    });
     controller.onDidDispose(() => {
       live.dispose();
       if (CurvesPanel.current === this) CurvesPanel.current = undefined;
@@ -77,7 +81,18 @@ export class CurvesPanel {
     });
   }
 
+  private refreshing = false;
+
   private async refresh(): Promise<CurvesState> {
+    this.refreshing = true;
+    try {
+      return await this.refreshNow();
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  private async refreshNow(): Promise<CurvesState> {
     const root = workspaceHarness();
     let state: CurvesState;
     if (!root) state = emptyCurvesState(null, 'empty', 'No harness in this workspace: open a folder with an evotrainer.yaml.');
