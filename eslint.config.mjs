@@ -26,12 +26,32 @@ export default tseslint.config(
     },
   },
   {
+    // The CLI and the language server run without the editor: what they share with it lives in src/core or src/viewer.
+    files: ['src/cli/**/*.ts', 'src/server/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'vscode', message: 'src/cli and src/server run without the editor; put editor code in src/extension.' }],
+        patterns: [{ group: ['**/extension/**', '**/extension', '**/webview/**'], message: 'src/cli and src/server import nothing of the editor: move what they share to src/core or src/viewer.' }],
+      }],
+    },
+  },
+  {
+    // The viewer layer (explorer backend, protocols, page shell, transport) is shared by the editor's panels and `evotrainer view`.
+    files: ['src/viewer/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'vscode', message: 'src/viewer is editor-free: `evotrainer view` serves it without VS Code; put editor code in src/extension.' }],
+        patterns: [{ group: ['**/extension/**', '**/extension', '**/webview/**', '**/cli/**', '**/server/**'], message: 'src/viewer depends only on src/core.' }],
+      }],
+    },
+  },
+  {
     // Webview apps talk to the host only by messages.
     files: ['src/webview/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         paths: [{ name: 'vscode', message: 'Webviews run in a browser frame; talk to the host through the protocol.' }],
-        patterns: [{ group: ['**/core/**', '**/cli/**', 'node:*'], message: 'Webviews import only protocol types and browser code.' }],
+        patterns: [{ group: ['**/core/**', '**/cli/**', '**/extension/**', '**/viewer/*/backend', '**/viewer/*/server', 'node:*'], message: 'Webviews import only protocol types and browser code.' }],
       }],
     },
   },

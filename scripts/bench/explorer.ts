@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
-import { startExplorerServer } from '../../src/cli/commands/view';
+import { startExplorerServer } from '../../src/viewer/explorer/server';
 import { RolloutStore } from '../../src/core/store/store';
 // The provisioning script is plain JS (see test/e2e/codeServer.ts).
 import { chromiumPath } from '../e2e-setup.mjs';

@@ -11,7 +11,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import type { LedgerEntry } from '../../src/core/harness/evidence';
+import type { LedgerEntry } from '../../src/core/harness/ledger';
 import { git } from '../../src/core/harness/git';
 import { initHarness } from '../../src/core/harness/init';
 import { DEFAULT_READER, lineage, type LineageReader } from '../../src/core/harness/lineage';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { pendingGate } from '../../src/core/evolve/loop';
-import { readLedger } from '../../src/core/harness/evidence';
+import { readLedger } from '../../src/core/harness/ledger';
 import { initHarness } from '../../src/core/harness/init';
 import type { Harness } from '../../src/core/harness/repo';
 import { defaultStorePath, RolloutStore } from '../../src/core/store/store';

@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
-import { readLedger } from '../../src/core/harness/evidence';
+import { readLedger } from '../../src/core/harness/ledger';
 import { initHarness } from '../../src/core/harness/init';
 import type { Harness } from '../../src/core/harness/repo';
 import { recordSkill } from '../../src/core/harness/skills';

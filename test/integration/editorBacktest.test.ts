@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { recordBacktest, recordGate, runBacktest, runGate, type BacktestReport } from '../../src/core/backtest';
 import { answerGate, pendingGate } from '../../src/core/evolve/loop';
-import { readLedger } from '../../src/core/harness/evidence';
+import { readLedger } from '../../src/core/harness/ledger';
 import type { Harness } from '../../src/core/harness/repo';
 import { checkoutOf } from '../../src/core/harness/versions';
 import { defaultStorePath, RolloutStore } from '../../src/core/store/store';

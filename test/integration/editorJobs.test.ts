@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { before, describe, it } from 'node:test';
-import { readLedger } from '../../src/core/harness/evidence';
+import { readLedger } from '../../src/core/harness/ledger';
 import { initHarness } from '../../src/core/harness/init';
 import type { JobRecord, LogChunk } from '../../src/core/jobs';
 import { defaultStorePath, RolloutStore } from '../../src/core/store/store';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { readLedger, updateLedger } from '../../src/core/harness/evidence';
+import { readLedger, updateLedger } from '../../src/core/harness/ledger';
 import { applySkill, findSkill, recordSkill, skillsDir } from '../../src/core/harness/skills';
 import { newVersion, rejectVersion } from '../../src/core/harness/versions';
 import { defaultStorePath, RolloutStore } from '../../src/core/store/store';

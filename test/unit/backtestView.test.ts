@@ -4,10 +4,10 @@ import type { BacktestReport } from '../../src/core/backtest/backtest';
 import type { GateReport } from '../../src/core/backtest/gate';
 import { computeStats, type ScoredRollout } from '../../src/core/backtest/report';
 import { comparePaired } from '../../src/core/backtest/stats';
-import type { LedgerEntry } from '../../src/core/harness/evidence';
+import type { LedgerEntry } from '../../src/core/harness/ledger';
 import { backtestView, gateText, gateView, humanGateView, interval } from '../../src/extension/webviews/backtest/view';
 import { backtestEvidence, evidenceState } from '../../src/extension/webviews/version/evidence';
-import { renderWebviewHtml } from '../../src/extension/webviews/html';
+import { renderWebviewHtml } from '../../src/viewer/html';
 
 /** Groups of four rollouts: two correct, two wrong; the candidate's reward adds a continuous term. */
 function rows(tasks: number, opts: { hostileTask?: string; unscoredMode?: boolean } = {}): ScoredRollout[] {

@@ -5,7 +5,7 @@ import type { StepRow } from '../../src/core/store/store';
 import { EXPLORER_COLUMNS, type ExplorerRow } from '../../src/core/explore/types';
 import { ansiSegments, cellText, diffLineKind, diffLines, plainText } from '../../src/webview/explorer/text';
 import { ANSI_TEXT } from '../helpers/hostile';
-import { MoreTextSchema, OpenExplorerArgsSchema, QuerySchema } from '../../src/extension/webviews/explorer/protocol';
+import { MoreTextSchema, OpenExplorerArgsSchema, QuerySchema } from '../../src/viewer/explorer/protocol';
 
 const plain = (text: string) => ansiSegments(text).map((s) => s.text).join('');
 

@@ -15,6 +15,33 @@ describe('layering', () => {
     assert.deepEqual(offenders, []);
   });
 
+  it('nothing under src/cli, src/server or src/viewer imports the editor or src/extension', () => {
+    const editorImport = /from ['"](?:vscode|[./]+(?:[^'"]*\/)?extension(?:\/[^'"]*)?)['"]|require\(['"]vscode['"]\)/;
+    const offenders = ['src/cli', 'src/server', 'src/viewer'].flatMap((d) => files(path.join(repoRoot, d))).filter((f) => editorImport.test(readFileSync(f, 'utf8')));
+    assert.deepEqual(offenders, []);
+    // The pattern does catch the imports it is for.
+    assert.ok(editorImport.test(`import { x } from '../../extension/webviews/html';`));
+    assert.ok(editorImport.test(`import * as vscode from 'vscode';`));
+    assert.ok(!editorImport.test(`import { x } from '../../viewer/html';`));
+  });
+
+  it('the lint rule rejects an editor import in the CLI, the language server and the viewer layer', async () => {
+    const eslint = new ESLint({ cwd: repoRoot });
+    const probes: [string, string][] = [
+      ['src/cli/commands/probe.ts', `import { ExplorerPanel } from '../../extension/webviews/explorer/explorerPanel';\nexport const x = ExplorerPanel;\n`],
+      ['src/server/probe.ts', `import { activate } from '../extension/extension';\nexport const x = activate;\n`],
+      ['src/cli/probe.ts', `import * as vscode from 'vscode';\nexport const x = vscode;\n`],
+      ['src/viewer/explorer/probe.ts', `import { WebviewController } from '../../extension/webviews/webviewController';\nexport const x = WebviewController;\n`],
+      ['src/viewer/probe.ts', `import * as vscode from 'vscode';\nexport const x = vscode;\n`],
+    ];
+    for (const [file, text] of probes) {
+      const [r] = await eslint.lintText(text, { filePath: path.join(repoRoot, file) });
+      assert.ok(r!.messages.some((m) => m.ruleId === 'no-restricted-imports'), `${file}: ${JSON.stringify(r!.messages)}`);
+    }
+    const [fine] = await eslint.lintText(`import { renderWebviewHtml } from '../../viewer/html';\nexport const x = renderWebviewHtml;\n`, { filePath: path.join(repoRoot, 'src/cli/commands/probe.ts') });
+    assert.deepEqual(fine!.messages, []);
+  });
+
   it('the lint rule rejects a vscode import in core and a core import in a webview', async () => {
     const eslint = new ESLint({ cwd: repoRoot });
     const [core] = await eslint.lintText(`import * as vscode from 'vscode';\nexport const x = vscode;\n`, { filePath: path.join(repoRoot, 'src/core/probe.ts') });

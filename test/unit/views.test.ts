@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import type { LedgerEntry } from '../../src/core/harness/evidence';
+import type { LedgerEntry } from '../../src/core/harness/ledger';
 import type { Lineage, LineageNode } from '../../src/core/harness/lineage';
 import type { Finding } from '../../src/core/model';
 import { hypothesisFromFinding } from '../../src/extension/commands/findingHypothesis';

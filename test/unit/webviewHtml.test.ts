@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { renderWebviewHtml } from '../../src/extension/webviews/html';
-import { INITIAL_STATE_ID } from '../../src/extension/webviews/protocol';
+import { renderWebviewHtml } from '../../src/viewer/html';
+import { INITIAL_STATE_ID } from '../../src/viewer/protocol';
 import { repoRoot } from '../helpers/tmp';
 
 const page = (state: unknown) =>

@@ -2,7 +2,7 @@ import type { DuckDBValue } from '@duckdb/node-api';
 import { evaluateUserDiagnostics } from '../diagnose/userDiagnostics';
 import { FAILURE_MODE_VIEW } from '../diagnose/failureModes';
 import { ensureFeatures, scopeWhere, type Scope } from '../diagnose/health';
-import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from '../harness/evidence';
+import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from '../harness/ledger';
 import type { Invariant, Manifest } from '../harness/manifest';
 import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo';
 import type { RolloutStore } from '../store/store';

@@ -3,7 +3,7 @@ import { CATALOG, LEAK_METRICS, metricByName, type MetricDefinition } from '../d
 import { computeHealth, criticalThreshold, ensureFeatures, formatLeak, GROUP_COLUMNS, manifestThresholds, type HealthReport, type LeakExample } from '../diagnose/health';
 import { checkBoundary } from '../harness/boundary';
 import { analyzeChanges } from '../harness/changes';
-import { readLedger, requireEntry, updateLedger, type LedgerEntry } from '../harness/evidence';
+import { readLedger, requireEntry, updateLedger, type LedgerEntry } from '../harness/ledger';
 import { gitOut } from '../harness/git';
 import type { Manifest } from '../harness/manifest';
 import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo';

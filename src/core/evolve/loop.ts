@@ -7,7 +7,7 @@ import { computeUserMetrics, parseUserMetric } from '../diagnose/userDiagnostics
 import { analyzeChanges } from '../harness/changes';
 import { git, gitOut } from '../harness/git';
 import { evaluateRules } from '../diagnose/rules';
-import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from '../harness/evidence';
+import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from '../harness/ledger';
 import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo';
 import { applySkill, listSkills, recordSkill, renderSkill, skillsDir, type LoadedSkill } from '../harness/skills';
 import { advanceVersion, commitVersion, newVersion, promoteVersion, rejectVersion } from '../harness/versions';

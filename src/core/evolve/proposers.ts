@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { HealthReport } from '../diagnose/health';
 import { checkBoundary, checkSingleFactor } from '../harness/boundary';
 import { analyzeChanges } from '../harness/changes';
-import type { LedgerEntry } from '../harness/evidence';
+import type { LedgerEntry } from '../harness/ledger';
 import { git, gitOut } from '../harness/git';
 import { manifestAt, type Harness } from '../harness/repo';
 import type { LoadedSkill } from '../harness/skills';

@@ -1,7 +1,7 @@
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { LedgerEntry, PromotedLine } from './evidence';
-import { updateLedger } from './evidence';
+import type { LedgerEntry, PromotedLine } from './ledger';
+import { updateLedger } from './ledger';
 import { casRef, git, gitOut, ZERO_OID } from './git';
 import { hashContent, MANIFEST_FILE, parseManifest, withEvalHash } from './manifest';
 import { HarnessError, nowIso, openHarness, PROMOTED_REF, type Harness } from './repo';

@@ -3,7 +3,7 @@ import isogit from 'isomorphic-git';
 import { simpleGit } from 'simple-git';
 import type { Layer, VersionId, VersionStatus } from '../model';
 import { analyzeChanges, type FileChange, type KeyChange } from './changes';
-import { versionNumber, type LedgerEntry, type PromotedLine } from './evidence';
+import { versionNumber, type LedgerEntry, type PromotedLine } from './ledger';
 import { catFileBatch } from './git';
 import { HarnessError, type Harness } from './repo';
 import { resolveRev } from './versions';

@@ -6,7 +6,7 @@ import type { Skill, SkillCategory, VersionId } from '../model';
 import { checkBoundary, checkSingleFactor, type BoundaryViolation, type FactorCheck } from './boundary';
 import { shJoin, shQuote } from '../jobs/quote';
 import { analyzeChanges } from './changes';
-import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from './evidence';
+import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from './ledger';
 import { casRef, git, gitOut, oneLine, ZERO_OID } from './git';
 import { dirtyPaths, HarnessError, KEEP_PREFIX, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, type Harness, type Operation } from './repo';
 import { testPause } from './testHooks';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { GateDecision, Hypothesis, Intervention, Layer, VersionId, VersionStatus } from '../model';
 import { checkBoundary, checkSingleFactor, type BoundaryViolation, type FactorCheck } from './boundary';
 import { analyzeChanges, type ChangeSet } from './changes';
-import { readLedger, requireEntry, updateLedger, versionNumber, type Evidence, type LedgerEntry, type PromotedLine } from './evidence';
+import { readLedger, requireEntry, updateLedger, versionNumber, type Evidence, type LedgerEntry, type PromotedLine } from './ledger';
 import { casRef, git, gitOut, oneLine, parseTrailers, revParse, ZERO_OID } from './git';
 import { dirtyPaths, EVO_PREFIX, HarnessError, KEEP_PREFIX, listWorktrees, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, processAlive, PROMOTED_REF, WORKTREES_DIR, type Harness } from './repo';
 import { testPause } from './testHooks';

@@ -42,20 +42,6 @@ export interface Intervention {
   singleFactorOverride?: { reason: string; by: string };
 }
 
-/** A policy version: a branch holding one intervention commit on its parent version. */
-export interface Version {
-  id: VersionId;
-  branch: string;
-  commit: string;
-  parent: VersionId | null;
-  status: VersionStatus;
-  hypothesis: Hypothesis | null;
-  intervention: Intervention | null;
-  /** Primary-metric value of its evaluation, when evaluated. */
-  primaryMetric?: { name: string; value: number };
-  createdAt: string;
-}
-
 export type Split = 'train' | 'val';
 
 /** What a run's tasks are: which metrics, thresholds and failure modes mean something for it. */
@@ -75,47 +61,6 @@ export function normalizeDomain(name: string | null | undefined): TaskDomain | n
   if (any('math', 'maths', 'mathematics', 'gsm8k', 'arithmetic')) return 'math';
   if (any('qa', 'question', 'questions', 'trivia', 'reading')) return 'qa';
   return 'other';
-}
-
-/** One training, rollout or eval run of a version, whose dumps are imported into the store. */
-export interface Run {
-  id: string;
-  version: VersionId | null;
-  kind: 'train' | 'rollout' | 'eval';
-  /** Trainer whose dump format the run wrote: verl, trl, skyrl, rllm, prime-rl, … */
-  framework: string;
-  source: string;
-  jobId?: string;
-  importedAt?: string;
-}
-
-/** One sampled response to a prompt; rollouts of one prompt at one step form a (GRPO) group. */
-export interface Rollout {
-  runId: string;
-  version: VersionId | null;
-  framework: string;
-  step: number;
-  split: Split;
-  promptId: string;
-  groupId: string;
-  sampleIndex: number;
-  prompt: string;
-  response: string;
-  groundTruth: string | null;
-  reward: number | null;
-  rewardComponents: Record<string, number>;
-  /** Binary correctness, separate from any shaped reward (R4 compares the two). */
-  correct: boolean | null;
-  extractedAnswer: string | null;
-  advantage: number | null;
-  stopReason: string | null;
-  responseTokens: number | null;
-  numTurns: number;
-  errors: string[];
-  timingMs: number | null;
-  dataSource: string | null;
-  /** `file:line` (or file#record) of the raw record it came from. */
-  rawRef: string;
 }
 
 export type StepRole = 'system' | 'user' | 'assistant' | 'tool';
@@ -179,23 +124,6 @@ export interface Finding {
   suggestion?: string;
 }
 
-/** Step 7: an intervention replayed on cached rollouts before any GPU hour is spent. */
-export interface Backtest {
-  version: VersionId;
-  parent: VersionId;
-  kind: 'reward_rescore' | 'filter_replay' | 'metric_replay' | 'not_replayable';
-  rollouts: number;
-  /** Groups whose reward variance went from zero to non-zero. */
-  deadGroupsRevived: number;
-  deadGroupsBefore: number;
-  /** A rollout with lower correctness now outscoring one with higher correctness. */
-  orderingViolations: number;
-  successesPenalized: number;
-  errors: number;
-  /** For `not_replayable`: what a run would need. */
-  note?: string;
-}
-
 export type GateKind = 'backtest' | 'promotion';
 
 /** A promotion (or backtest) gate's verdict, with the reasons a reviewer reads. */
@@ -221,22 +149,4 @@ export interface Skill {
   validationEvidence: { version: VersionId; domain: string; summary: string }[];
   /** Promoted to the shared library only after it worked in at least 2 domains. */
   domains: string[];
-}
-
-export type JobKind = 'train' | 'rollout' | 'eval' | 'backtest';
-export type JobState = 'pending' | 'running' | 'completed' | 'failed' | 'cancelled' | 'timeout' | 'unknown';
-
-/** A training, rollout, eval or backtest job on an executor (local, ssh, slurm). */
-export interface Job {
-  id: string;
-  kind: JobKind;
-  version: VersionId;
-  executor: 'local' | 'ssh' | 'slurm';
-  profile: string;
-  /** Slurm job id or remote pid. */
-  remoteId?: string;
-  state: JobState;
-  submittedAt: string;
-  finishedAt?: string;
-  gpuHours?: number;
 }

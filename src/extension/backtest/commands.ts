@@ -2,7 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import { formatBacktest, formatGate, recordBacktest, recordGate, runBacktest, runGate, type BacktestReport, type GateReport } from '../../core/backtest';
-import { readLedger, type LedgerEntry } from '../../core/harness/evidence';
+import { readLedger, type LedgerEntry } from '../../core/harness/ledger';
 import { HarnessError, openHarness, type Harness } from '../../core/harness/repo';
 import { promoteVersion, rejectVersion } from '../../core/harness/versions';
 import { defaultStorePath, RolloutStore } from '../../core/store/store';

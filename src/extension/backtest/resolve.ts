@@ -1,7 +1,7 @@
 // Which version a file belongs to: for the "Backtest this change" lens. No editor here.
 import path from 'node:path';
 import { realpathSync } from 'node:fs';
-import { readLedger, versionNumber, type LedgerEntry } from '../../core/harness/evidence';
+import { readLedger, versionNumber, type LedgerEntry } from '../../core/harness/ledger';
 import { gitOut } from '../../core/harness/git';
 import { listWorktrees, type Harness } from '../../core/harness/repo';
 

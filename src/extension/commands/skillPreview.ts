@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { checkBoundary, type BoundaryViolation } from '../../core/harness/boundary';
 import { analyzeChanges } from '../../core/harness/changes';
-import { readLedger, requireEntry } from '../../core/harness/evidence';
+import { readLedger, requireEntry } from '../../core/harness/ledger';
 import { git, gitOut } from '../../core/harness/git';
 import { manifestAt, operationInProgress, type Harness, type Operation } from '../../core/harness/repo';
 import { conflictPathsFromApply, type LoadedSkill } from '../../core/harness/skills';

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { readLedger, type LedgerEntry } from '../../core/harness/evidence';
+import { readLedger, type LedgerEntry } from '../../core/harness/ledger';
 import { initHarness, listTemplates } from '../../core/harness/init';
 import { diffVersions } from '../../core/harness/lineage';
 import { HarnessError, openHarness, type Harness } from '../../core/harness/repo';

@@ -1,5 +1,5 @@
 import type { DoctorReport } from '../../core/doctor';
-import type { DoctorState } from '../webviews/doctor/protocol';
+import type { DoctorState } from '../../viewer/doctor/protocol';
 import type { WebviewDescriptor } from '../webviews/host';
 
 /** "EvoTrainer: Check Environment". Its code is not in the engine bundle: the check must run where the store cannot load. */

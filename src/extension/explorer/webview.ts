@@ -1,4 +1,4 @@
-import type { ExplorerState } from '../webviews/explorer/protocol';
+import type { ExplorerState } from '../../viewer/explorer/protocol';
 import type { WebviewDescriptor } from '../webviews/host';
 
 /**

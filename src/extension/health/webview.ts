@@ -1,4 +1,4 @@
-import type { HealthState } from '../webviews/health/protocol';
+import type { HealthState } from '../../viewer/health/protocol';
 import type { WebviewDescriptor } from '../webviews/host';
 
 /** "EvoTrainer: Show Health Report"; shown with the version the Findings view shows. */

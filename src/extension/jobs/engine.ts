@@ -4,7 +4,7 @@
 // No editor here (it lives in the engine bundle, dist/panels.js): the integration tests run
 // it against real git repositories, a real store and the real test cluster.
 import path from 'node:path';
-import { readLedger } from '../../core/harness/evidence';
+import { readLedger } from '../../core/harness/ledger';
 import { git } from '../../core/harness/git';
 import { openHarness, readWorkingManifest } from '../../core/harness/repo';
 import { cancelJob, fetchOutputs, JobError, loadTemplate, loginArgv, parseProfiles, ProfileError, recordsFor, resolveProfile, shellOf, shQuote, submitJob, waitForJob, type ClusterProfile, type FetchResult, type JobRecord, type LogChunk, type NamedProfile } from '../../core/jobs';

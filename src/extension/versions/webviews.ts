@@ -1,5 +1,5 @@
-import type { LineageState } from '../webviews/lineage/protocol';
-import type { VersionEvidenceState } from '../webviews/version/protocol';
+import type { LineageState } from '../../viewer/lineage/protocol';
+import type { VersionEvidenceState } from '../../viewer/version/protocol';
 import type { WebviewDescriptor } from '../webviews/host';
 
 /** "EvoTrainer: Open Lineage Graph": the version tree. */

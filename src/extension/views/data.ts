@@ -6,7 +6,7 @@ import path from 'node:path';
 import { FAILURE_MODE_VIEW } from '../../core/diagnose/failureModes';
 import { computeHealth, computeSeries, ensureFeatures, type Scope } from '../../core/diagnose/health';
 import { evaluateRules } from '../../core/diagnose/rules';
-import { readLedger, type Evidence, type LedgerEntry } from '../../core/harness/evidence';
+import { readLedger, type Evidence, type LedgerEntry } from '../../core/harness/ledger';
 import { git, revParse } from '../../core/harness/git';
 import { lineage } from '../../core/harness/lineage';
 import { HarnessError, openHarness, readWorkingManifest, type Harness } from '../../core/harness/repo';

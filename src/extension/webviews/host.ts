@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { IpcNotification } from './protocol';
+import type { IpcNotification } from '../../viewer/protocol';
 import type { EditorSession } from '../session';
 import { WebviewController } from './webviewController';
 

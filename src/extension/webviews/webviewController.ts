@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ZodMiniType as ZodType } from 'zod/mini';
-import { renderWebviewHtml } from './html';
-import { WebviewReadyCommand, type IpcCommand, type IpcMessage, type IpcNotification } from './protocol';
+import { renderWebviewHtml } from '../../viewer/html';
+import { WebviewReadyCommand, type IpcCommand, type IpcMessage, type IpcNotification } from '../../viewer/protocol';
 
 export interface WebviewControllerOptions<State> {
   /** Name of the webview bundle under dist/webview/ (one per feature). */

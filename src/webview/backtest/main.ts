@@ -2,7 +2,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import { css, html, LitElement, nothing, svg, type TemplateResult } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
-import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type BacktestView, type CheckRow, type GateView, type HowObtained, type HumanGateView, type Interval, type ResultState } from '../../extension/webviews/backtest/protocol';
+import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type BacktestView, type CheckRow, type GateView, type HowObtained, type HumanGateView, type Interval, type ResultState } from '../../viewer/backtest/protocol';
 import { HostConnection } from '../shared/host';
 
 const host = new HostConnection();

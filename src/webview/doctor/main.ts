@@ -10,7 +10,7 @@ import {
   type CheckStatus,
   type DoctorCheck,
   type DoctorState,
-} from '../../extension/webviews/doctor/protocol';
+} from '../../viewer/doctor/protocol';
 import { HostConnection } from '../shared/host';
 
 const host = new HostConnection();

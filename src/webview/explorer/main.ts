@@ -27,7 +27,7 @@ import {
   type TextPart,
   type Trajectory,
   type TrajectoryMessage,
-} from '../../extension/webviews/explorer/protocol';
+} from '../../viewer/explorer/protocol';
 import { ansiSegments, cellText, diffLines, formatChars, formatCount, modeLabel as label, plainText, type Segment } from './text';
 import { ExplorerHost } from './transport';
 import { cssProps } from '../shared/style';

@@ -4,7 +4,7 @@
  * (from a fixed list), every other escape sequence is dropped, and other control
  * characters are shown as visible escapes. Nothing here builds markup.
  */
-import type { ExplorerColumn, ExplorerRow } from '../../extension/webviews/explorer/protocol';
+import type { ExplorerColumn, ExplorerRow } from '../../viewer/explorer/protocol';
 
 export interface Segment {
   text: string;

@@ -5,7 +5,7 @@ import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
 import { css, html, LitElement, nothing } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
-import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthState, type MetricResult } from '../../extension/webviews/health/protocol';
+import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthState, type MetricResult } from '../../viewer/health/protocol';
 import { HostConnection } from '../shared/host';
 import { cssProps } from '../shared/style';
 

@@ -1,4 +1,4 @@
-import { INITIAL_STATE_ID, WebviewReadyCommand, type IpcCommand, type IpcMessage, type IpcNotification } from '../../extension/webviews/protocol';
+import { INITIAL_STATE_ID, WebviewReadyCommand, type IpcCommand, type IpcMessage, type IpcNotification } from '../../viewer/protocol';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;

@@ -2,7 +2,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import { css, html, LitElement, nothing } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
-import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../extension/webviews/version/protocol';
+import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../viewer/version/protocol';
 import { HostConnection } from '../shared/host';
 
 const host = new HostConnection();

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { formatGate, recordGate, runBacktest, runGate } from '../../../src/core/backtest';
 import { promoteVersion, rejectVersion } from '../../../src/core/harness/versions';
-import { readLedger } from '../../../src/core/harness/evidence';
+import { readLedger } from '../../../src/core/harness/ledger';
 import type { Harness } from '../../../src/core/harness/repo';
 import { defaultStorePath, RolloutStore } from '../../../src/core/store/store';
 import { requireSharedData, sweDir } from '../../helpers/data';

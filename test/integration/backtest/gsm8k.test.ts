@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { formatBacktest, recordBacktest, runBacktest } from '../../../src/core/backtest';
-import { readLedger } from '../../../src/core/harness/evidence';
+import { readLedger } from '../../../src/core/harness/ledger';
 import type { Harness } from '../../../src/core/harness/repo';
 import { defaultStorePath, RolloutStore } from '../../../src/core/store/store';
 import { GSM8K_MAPPING, gsm8kFile, requireSharedData } from '../../helpers/data';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { evolve } from '../../../src/core/evolve/loop';
 import { LlmProposer } from '../../../src/core/evolve/proposers';
-import { readLedger } from '../../../src/core/harness/evidence';
+import { readLedger } from '../../../src/core/harness/ledger';
 import { JobRecords } from '../../../src/core/jobs';
 import { OpenAiChatModel } from '../../../src/core/llm';
 import { defaultStorePath, RolloutStore } from '../../../src/core/store/store';

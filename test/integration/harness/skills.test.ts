@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { readLedger } from '../../../src/core/harness/evidence';
+import { readLedger } from '../../../src/core/harness/ledger';
 import { parseTrailers } from '../../../src/core/harness/git';
 import { openHarness } from '../../../src/core/harness/repo';
 import { applySkill, findSkill, listSkills, recordSkill, searchSkills, shareSkill, skillsDir } from '../../../src/core/harness/skills';
@@ -175,7 +175,7 @@ describe('skills: record in one harness, apply in another', () => {
     edit(b.root, 'evotrainer.yaml', 'frozen: [data/eval.jsonl]', 'frozen: [data/eval.jsonl, filters/]');
     sh(b.root, 'commit', '-qam', 'freeze filters');
     // v0's recorded commit is the ledger's; let the boundary of the new commit judge by moving v0 there.
-    const { updateLedger } = await import('../../../src/core/harness/evidence');
+    const { updateLedger } = await import('../../../src/core/harness/ledger');
     const head = sh(b.root, 'rev-parse', 'HEAD');
     await updateLedger(b, (l) => ({ entries: [{ ...l.entries.get('v0')!, commit: head }], message: 'test: v0 freezes filters/' }));
     const before = refsSnapshot(b.root);

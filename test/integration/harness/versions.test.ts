@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { readLedger } from '../../../src/core/harness/evidence';
+import { readLedger } from '../../../src/core/harness/ledger';
 import { parseTrailers } from '../../../src/core/harness/git';
 import { initHarness } from '../../../src/core/harness/init';
 import { diffVersions, formatLineage, lineage } from '../../../src/core/harness/lineage';

@@ -1,4 +1,4 @@
-import { readLedger, requireEntry } from '../../../core/harness/evidence';
+import { readLedger, requireEntry } from '../../../core/harness/ledger';
 import { addWorktree, advanceVersion, attachEvidence, commitVersion, LAYERS, newVersion, parseMetrics } from '../../../core/harness/versions';
 import type { Layer, VersionStatus } from '../../../core/model';
 import { UsageError } from '../../args';

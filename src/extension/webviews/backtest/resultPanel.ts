@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import * as z from 'zod/mini';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
-import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type ResultState } from './protocol';
+import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type ResultState } from '../../../viewer/backtest/protocol';
 
 /** An open Backtest Diff / gate / human-gate panel: its commands update it as their work goes. */
 export interface ResultPanel {

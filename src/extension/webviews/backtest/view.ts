@@ -4,7 +4,7 @@ import type { GateReport } from '../../../core/backtest/gate';
 import type { PairedComparison } from '../../../core/backtest/stats';
 import { metricByName } from '../../../core/diagnose/catalog';
 import type { HumanGate } from '../../../core/evolve/loop';
-import type { BacktestView, GateView, HowObtained, HumanGateView, Interval } from './protocol';
+import type { BacktestView, GateView, HowObtained, HumanGateView, Interval } from '../../../viewer/backtest/protocol';
 
 /** JSON has no NaN or Infinity: a number that is not finite is "no value". */
 export const finite = (x: number | null | undefined): number | null => (typeof x === 'number' && Number.isFinite(x) ? x : null);

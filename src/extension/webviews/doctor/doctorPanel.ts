@@ -2,7 +2,7 @@ import * as vscode from 'vscode';
 import * as z from 'zod/mini';
 import { formatDoctorReport, runDoctor, type DoctorReport } from '../../../core/doctor';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
-import { CopyReportCommand, DidChangeStateNotification, RerunCommand, type DoctorState } from './protocol';
+import { CopyReportCommand, DidChangeStateNotification, RerunCommand, type DoctorState } from '../../../viewer/doctor/protocol';
 
 /**
  * "EvoTrainer: Check Environment": the report in the output channel and in a webview.

@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
 import { RolloutStore } from '../../../core/store/store';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
-import { IpcNotification } from '../protocol';
-import { ExplorerBackend } from './backend';
-import { ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from './protocol';
+import { IpcNotification } from '../../../viewer/protocol';
+import { ExplorerBackend } from '../../../viewer/explorer/backend';
+import { ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from '../../../viewer/explorer/protocol';
 
 /** The store is closed after this long without a request, so the CLI can import meanwhile. */
 const IDLE_CLOSE_MS = 60_000;

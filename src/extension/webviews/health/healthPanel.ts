@@ -6,7 +6,7 @@ import { RolloutStore } from '../../../core/store/store';
 import { findingsScope } from '../../views/data';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import type { WebviewController } from '../webviewController';
-import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthScope, type HealthScopeOption, type HealthState } from './protocol';
+import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthScope, type HealthScopeOption, type HealthState } from '../../../viewer/health/protocol';
 
 const keyOf = (s: HealthScope): string => (s.version !== undefined ? `version:${s.version}` : s.run !== undefined ? `run:${s.run}` : 'all');
 

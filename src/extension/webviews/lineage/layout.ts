@@ -1,7 +1,7 @@
 // Lays the version tree out left to right: depth is the column, leaves take successive
 // rows in version order and a parent sits at the middle of its children. Pure: unit-tested.
 import { branchSlug, formatDelta, formatNumber, type VersionsModel } from '../../views/model';
-import { NODE_HEIGHT, NODE_WIDTH, type LineageGraphEdge, type LineageGraphNode, type LineageState } from './protocol';
+import { NODE_HEIGHT, NODE_WIDTH, type LineageGraphEdge, type LineageGraphNode, type LineageState } from '../../../viewer/lineage/protocol';
 
 const COL = NODE_WIDTH + 56;
 const ROW = NODE_HEIGHT + 22;

@@ -4,7 +4,7 @@ import { loadVersions } from '../../views/data';
 import { versionWebview } from '../../versions/webviews';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { layoutLineage } from './layout';
-import { DidChangeLineageNotification, OpenVersionCommand, RefreshLineageCommand, type LineageState } from './protocol';
+import { DidChangeLineageNotification, OpenVersionCommand, RefreshLineageCommand, type LineageState } from '../../../viewer/lineage/protocol';
 
 const EMPTY: LineageState = { status: 'loading', harness: null, metric: null, promoted: null, nodes: [], edges: [], width: 0, height: 0, error: null };
 

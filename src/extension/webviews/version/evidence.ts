@@ -1,6 +1,6 @@
 // Ledger entry → the evidence panel's state. Pure: unit-tested.
-import type { LedgerEntry } from '../../../core/harness/evidence';
-import type { EvidenceMetric, VersionEvidenceState } from './protocol';
+import type { LedgerEntry } from '../../../core/harness/ledger';
+import type { EvidenceMetric, VersionEvidenceState } from '../../../viewer/version/protocol';
 
 export function evidenceState(entry: LedgerEntry, parent: LedgerEntry | null, promoted: string | null): VersionEvidenceState {
   const metrics: EvidenceMetric[] = Object.entries(entry.metrics)

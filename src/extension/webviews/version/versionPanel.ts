@@ -6,7 +6,7 @@ import { resultWebview } from '../../backtest/webviews';
 import { backtestView } from '../backtest/view';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { evidenceState } from './evidence';
-import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from './protocol';
+import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../../viewer/version/protocol';
 
 const loading = (id: string): VersionEvidenceState => ({
   status: 'loading', id, parent: null, branch: '', commit: '', state: '', isPromoted: false, layer: '', hypothesis: null, intervention: null,

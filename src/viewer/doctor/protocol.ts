@@ -1,7 +1,7 @@
-import type { DoctorReport } from '../../../core/doctor';
+import type { DoctorReport } from '../../core/doctor';
 import { IpcCommand, IpcNotification } from '../protocol';
 
-export type { DoctorCheck, DoctorReport, CheckStatus } from '../../../core/doctor';
+export type { DoctorCheck, DoctorReport, CheckStatus } from '../../core/doctor';
 
 export interface DoctorState {
   status: 'running' | 'done' | 'failed';

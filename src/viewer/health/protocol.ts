@@ -1,9 +1,9 @@
-import type { HealthReport } from '../../../core/diagnose/health';
-import type { Finding } from '../../../core/model';
+import type { HealthReport } from '../../core/diagnose/health';
+import type { Finding } from '../../core/model';
 import { IpcCommand, IpcNotification } from '../protocol';
 
-export type { HealthReport, MetricResult } from '../../../core/diagnose/health';
-export type { Finding } from '../../../core/model';
+export type { HealthReport, MetricResult } from '../../core/diagnose/health';
+export type { Finding } from '../../core/model';
 
 export interface FailureModeCount {
   mode: string;

@@ -1,9 +1,9 @@
 import * as z from 'zod/mini';
-import { EXPLORER_COLUMNS, type ExplorerFacets, type ExplorerFilter, type ExplorerPage, type ExplorerSort, type FailureModeBar, type TextChunk, type TextPart, type Trajectory } from '../../../core/explore/types';
+import { EXPLORER_COLUMNS, type ExplorerFacets, type ExplorerFilter, type ExplorerPage, type ExplorerSort, type FailureModeBar, type TextChunk, type TextPart, type Trajectory } from '../../core/explore/types';
 import { IpcCommand, IpcNotification } from '../protocol';
 
-export type * from '../../../core/explore/types';
-export { EXPLORER_COLUMNS } from '../../../core/explore/types';
+export type * from '../../core/explore/types';
+export { EXPLORER_COLUMNS } from '../../core/explore/types';
 
 /** Rows per page the table fetches. */
 export const PAGE_ROWS = 200;

@@ -1,7 +1,7 @@
 import type { ZodMiniType as ZodType } from 'zod/mini';
-import { Explorer } from '../../../core/explore/explorer';
-import type { ExplorerFilter, ExplorerSort } from '../../../core/explore/types';
-import type { RolloutStore } from '../../../core/store/store';
+import { Explorer } from '../../core/explore/explorer';
+import type { ExplorerFilter, ExplorerSort } from '../../core/explore/types';
+import type { RolloutStore } from '../../core/store/store';
 import type { IpcCommand, IpcMessage, IpcNotification } from '../protocol';
 import {
   ExplorerStateNotification,

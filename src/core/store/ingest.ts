@@ -1,0 +1,748 @@
+/**
+ * Imports into the rollout store: files and folders of any known format, through DuckDB's
+ * own reader where a format maps column to column, streamed otherwise; a whole command
+ * lands or nothing does.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { DuckDBAppender, DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import type { Split, TaskDomain } from '../model';
+import { discoverCurves, isLogName } from './curves';
+import { importCurves, type CurveImportSummary } from './curves/import';
+import { hashPrefix } from './hashing';
+import { discover, readHead, type IgnoredFile } from './importers';
+import { DuplicateKeyScan } from './importers/jsonLines';
+import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
+import type { StoreDb } from './instances';
+import { ImportError, isBad, type ImportedRecord, type RolloutRecord, type SourcePosition } from './rows';
+import { NO_ANSWER_SQL } from './schema';
+import { duckdbTableReader } from './tableReader';
+
+export type OnError = 'fail' | 'skip' | 'quarantine';
+
+export interface ImportOptions {
+  /** Run the rollouts belong to (default: the name of the path given). */
+  run?: string;
+  version?: string | null;
+  split?: Split;
+  format?: FormatName;
+  onError?: OnError;
+  mapping?: FieldMapping;
+  /** The runs' task domain, whatever the format (CLI `--domain`). */
+  domain?: TaskDomain;
+  /** The domain of runs whose format does not say (the harness manifest's). */
+  fallbackDomain?: TaskDomain | null;
+  /** A SWE-bench run summary or report holding the verdicts (see importers/sweVerdicts.ts). */
+  verdicts?: string;
+  /** Checked between records: an aborted import leaves the store as it was. */
+  signal?: AbortSignal;
+  onProgress?: (p: { file: string; rollouts: number }) => void;
+  /** Let DuckDB read formats it can map column to column (default true; false forces streaming). */
+  bulk?: boolean;
+}
+
+export interface FileImportResult {
+  file: string;
+  format: FormatName;
+  run: string;
+  /** imported: new rows; unchanged: nothing new (same content, or a live file with no new complete line). */
+  status: 'imported' | 'unchanged';
+  /** The file continued an earlier import of the same file (a live run appending). */
+  resumed: boolean;
+  /** Who parsed it: DuckDB's own reader (formats mapped column to column), or the importer's stream. */
+  reader: 'duckdb' | 'stream';
+  rollouts: number;
+  steps: number;
+  badRecords: number;
+  importId?: number;
+}
+
+export interface ImportSummary {
+  files: FileImportResult[];
+  /** Files of the given folders not imported, each with the reason (also broken links, links to directories, FIFOs, devices). */
+  ignored: IgnoredFile[];
+  /** Training curves found among the paths (console logs, metrics files, event files). */
+  curves?: CurveImportSummary;
+  rollouts: number;
+  steps: number;
+  badRecords: number;
+}
+
+/** Rows appended between commits: bounds memory whatever the input size. */
+const CHUNK_ROWS = 20_000;
+const CHUNK_BYTES = 128 * 1024 * 1024;
+
+/** The importer of one store: its methods run on the store's connection. */
+export class Ingest {
+  private tableReader: (TableReader & { close(): void }) | undefined;
+
+  constructor(private readonly db: StoreDb) {}
+
+  private get conn(): DuckDBConnection {
+    return this.db.conn;
+  }
+
+  private all<T = Record<string, unknown>>(sql: string, params: DuckDBValue[] = []): Promise<T[]> {
+    return this.db.all<T>(sql, params);
+  }
+
+  private one<T = Record<string, unknown>>(sql: string, params: DuckDBValue[] = []): Promise<T | undefined> {
+    return this.db.one<T>(sql, params);
+  }
+
+  private tables(): TableReader {
+    this.tableReader ??= duckdbTableReader();
+    return this.tableReader;
+  }
+
+  /**
+   * Imports files and directories. The whole command lands or nothing does: rows are
+   * appended in bounded chunks inside one transaction (DuckDB writes full row groups
+   * straight to the file, so memory stays bounded), under fresh import ids that the views
+   * show only once the imports table records them, in the same transaction. A crash
+   * loses the uncommitted transaction; a failure rolls it back.
+   */
+  async import(paths: string[], opts: ImportOptions = {}): Promise<ImportSummary> {
+    // Training curves (logs, event files) go to their own importer; a file named explicitly is not a rollout dump.
+    const curves = discoverCurves(paths);
+    const curveFiles = new Set(curves.map((c) => c.file));
+    // A job log named explicitly, before its first step line, has nothing to import yet: ignored, not an error.
+    const quietLogs = paths.filter((p) => !curveFiles.has(path.resolve(p)) && isLogName(p) && existsSync(p) && statSync(p).isFile());
+    const { files, ignored } = await discover(paths.filter((p) => !curveFiles.has(path.resolve(p)) && !quietLogs.includes(p)), opts.format);
+    const waiting = quietLogs.map((file) => ({ file, reason: "a log with no training-curve line yet (verl's `step:N - key:value`): import it again once the run has logged a step" }));
+    const summary: ImportSummary = { files: [], ignored: [...waiting, ...ignored.filter((f) => !curveFiles.has(path.resolve(f.file)))], rollouts: 0, steps: 0, badRecords: 0 };
+    const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
+    const batch: Batch = {
+      nextImportId: base + 1,
+      nextRolloutId: (await this.one<{ n: number }>(`select coalesce(max(id), 0) + 1 as n from rollout_rows`))!.n,
+      hashes: new Set((await this.all<{ h: string }>(`select run_id || ':' || content_hash as h from imports`)).map((r) => r.h)),
+      previous: new Map(
+        (await this.all<PreviousImport & { path: string; run_id: string }>(
+          `select path, run_id, end_offset, end_line, content_hash, file_size, file_mtime_ms from imports qualify row_number() over (partition by path, run_id order by id desc) = 1`,
+        )).map((r) => [`${r.run_id}\0${r.path}`, r]),
+      ),
+      records: [],
+      runs: new Map(),
+    };
+    const seen = new Set<string>();
+    const todo: { file: string; importer: Importer; run: string }[] = [];
+    for (const f of files) {
+      const file = path.resolve(f.file);
+      if (seen.has(file)) continue;
+      seen.add(file);
+      const run = opts.run ?? defaultRunName(f.root);
+      if (!batch.runs.has(run)) batch.runs.set(run, { framework: f.importer.format, source: path.resolve(f.root), domain: opts.domain ?? f.importer.domainOf?.(f.file) ?? opts.fallbackDomain ?? null });
+      todo.push({ file, importer: f.importer, run });
+    }
+    const add = (r: FileImportResult) => {
+      summary.files.push(r);
+      summary.rollouts += r.rollouts;
+      summary.steps += r.steps;
+      summary.badRecords += r.badRecords;
+    };
+    const writer = new ChunkWriter(this.conn);
+    let inTransaction = false;
+    // A signal ends the import promptly wherever it is: a running DuckDB query is interrupted,
+    // a file being read stops at its next chunk (see interrupted()).
+    const interrupt = () => this.conn.interrupt();
+    opts.signal?.addEventListener('abort', interrupt, { once: true });
+    try {
+      // The bulk path runs in autocommit (DuckDB then writes row groups in parallel as it
+      // reads); its rows stay invisible until the imports are recorded below.
+      const bulkable = (t: (typeof todo)[number]) => t.importer.bulk !== undefined && opts.bulk !== false && t.importer.followable;
+      const { results, stream } = await this.importBulk(todo.filter(bulkable), opts, batch);
+      results.forEach(add);
+      const streamed = new Set(stream.map((t) => t.file));
+      // The streaming path appends inside one transaction, which records every import.
+      await this.conn.run('begin');
+      inTransaction = true;
+      await writer.open();
+      for (const t of todo) {
+        if (bulkable(t) && !streamed.has(t.file)) continue;
+        add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer));
+      }
+      summary.files.sort((a, b) => todo.findIndex((t) => t.file === a.file) - todo.findIndex((t) => t.file === b.file));
+      await writer.close();
+      await this.record(batch, opts);
+      if (curves.length) summary.curves = await importCurves(this.conn, curves, { run: opts.run, version: opts.version, signal: opts.signal, defaultRun: defaultRunName });
+      trace('recorded');
+      await this.conn.run('commit');
+      trace('committed');
+      return summary;
+    } catch (err) {
+      await writer.abort();
+      if (inTransaction) await this.conn.run('rollback');
+      // What the bulk path wrote was committed row by row: remove it.
+      for (const t of ['step_rows', 'rollout_rows', 'quarantine']) await this.conn.run(`delete from ${t} where import_id > ?`, [base]);
+      if (opts.signal?.aborted && !(err instanceof ImportError)) throw interrupted(todo[0]?.file ?? paths[0] ?? '', null);
+      throw err;
+    } finally {
+      opts.signal?.removeEventListener('abort', interrupt);
+    }
+  }
+
+  /** Records the command's imports and runs (inside its transaction): this makes its rows visible. */
+  private async record(batch: Batch, opts: ImportOptions): Promise<void> {
+    if (!batch.records.length) return;
+    // Columns derived from the text, for rows the importers streamed (the bulk path set them).
+    const streamed = batch.records.filter((r) => r.reader === 'stream').map((r) => r.id);
+    if (streamed.length) {
+      // The final-answer check is for single-turn answers; trajectories submit patches.
+      await this.conn.run(`update rollout_rows set response_chars = length(response), no_answer = case when num_turns <= 1 then ${NO_ANSWER_SQL} end where import_id in (${streamed.join(', ')})`);
+    }
+    // An appender: hundreds of files' records in one go, inside the transaction.
+    const a = await this.conn.createAppender('imports');
+    for (const r of batch.records) {
+      a.appendInteger(r.id);
+      a.appendVarchar(r.path);
+      a.appendVarchar(r.format);
+      a.appendVarchar(r.run);
+      varchar(a, opts.version);
+      a.appendVarchar('committed');
+      a.appendVarchar(r.hash);
+      a.appendBigInt(BigInt(r.startOffset));
+      if (r.endOffset === null) a.appendNull();
+      else a.appendBigInt(BigInt(r.endOffset));
+      if (r.endLine === null) a.appendNull();
+      else a.appendBigInt(BigInt(r.endLine));
+      a.appendBigInt(BigInt(r.size));
+      a.appendDouble(r.mtimeMs);
+      a.appendBigInt(BigInt(r.rollouts));
+      a.appendBigInt(BigInt(r.steps));
+      a.appendBigInt(BigInt(r.badRecords));
+      a.appendDefault();
+      a.appendDefault();
+      a.endRow();
+    }
+    a.closeSync();
+    for (const [run, r] of batch.runs) {
+      await this.conn.run(`insert into runs (id, version, framework, source, created_at, domain) values (?, ?, ?, ?, now(), ?) on conflict (id) do update set domain = coalesce(excluded.domain, runs.domain)`, [run, opts.version ?? null, r.framework, r.source, r.domain]);
+    }
+  }
+
+  private async importFile(file: string, importer: Importer, run: string, opts: ImportOptions, batch: Batch, writer: ChunkWriter): Promise<FileImportResult> {
+    const base = { file, format: importer.format, run, resumed: false, reader: 'stream' as const, rollouts: 0, steps: 0, badRecords: 0 };
+    const { size, mtimeMs } = statSync(file);
+    const previous = batch.previous.get(`${run}\0${file}`);
+    // The same file, untouched since it was imported: nothing to read.
+    if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs) return { ...base, status: 'unchanged' };
+    let content: Buffer | undefined;
+    let startOffset = 0;
+    let startLine = 1;
+    // Hashes what is read, in the same pass: the content hash that de-duplicates imports.
+    let hash = createHash('sha256');
+    let hashed = 0;
+    if (!importer.followable) {
+      if (path.extname(file) === '.parquet') {
+        for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
+      } else {
+        // Whole documents: read once, hash the bytes, hand them to the importer.
+        content = readFileSync(file);
+        hash.update(content);
+      }
+      hashed = size;
+      const full = hash.copy().digest('hex');
+      if (batch.hashes.has(`${run}:${full}`)) return { ...base, status: 'unchanged' };
+    } else if (previous?.end_offset && size >= previous.end_offset) {
+      // A live file: continue after the last complete line if what was read then is unchanged.
+      const prefix = await hashPrefix(file, previous.end_offset);
+      if (prefix.copy().digest('hex') === previous.content_hash) {
+        startOffset = previous.end_offset;
+        startLine = (previous.end_line ?? 0) + 1;
+        hash = prefix;
+        hashed = startOffset;
+      }
+    }
+    const onChunk = importer.followable
+      ? (bytes: Buffer) => {
+          if (opts.signal?.aborted) throw interrupted(file, null);
+          hash.update(bytes);
+          hashed += bytes.length;
+        }
+      : undefined;
+    const importId = batch.nextImportId;
+    const groupCounts = new Map<string, number>();
+    if (startOffset > 0) {
+      const rows = await this.all<{ group_id: string; n: number }>(
+        `select group_id, max(sample_index) + 1 as n from rollout_rows r join imports i on r.import_id = i.id where i.path = ? and i.run_id = ? group by group_id`,
+        [file, run],
+      );
+      for (const r of rows) groupCounts.set(r.group_id, r.n);
+    }
+    let endOffset = startOffset;
+    let endLine = startLine - 1;
+    let rollouts = 0;
+    let steps = 0;
+    let badRecords = 0;
+    let lastPrompt: string | null = null;
+    let lastPromptHash = '';
+    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, verdicts: opts.verdicts, tables: this.tables(), content, onChunk })) {
+      if (opts.signal?.aborted) throw interrupted(file, item.at.line ?? null);
+      if (item.at.endOffset !== undefined) endOffset = item.at.endOffset;
+      if (item.at.line !== undefined) endLine = item.at.line;
+      const error = isBad(item) ? item.error : unstorable(item.record, item.at);
+      if (error) {
+        const policy = opts.onError ?? 'fail';
+        if (policy === 'fail') throw error;
+        badRecords++;
+        if (policy === 'quarantine') writer.quarantine(importId, file, error);
+        continue;
+      }
+      const rec = (item as ImportedRecord).record;
+      // The step column holds whole numbers: the group id is made from the same one (the bulk path truncates too).
+      rec.step = Math.trunc(rec.step);
+      const promptText = typeof rec.prompt === 'string' ? rec.prompt : JSON.stringify(rec.prompt);
+      // Samples of one prompt arrive together: hash each prompt once.
+      if (promptText !== lastPrompt) {
+        lastPrompt = promptText;
+        lastPromptHash = promptHashOf(promptText);
+      }
+      const promptHash = lastPromptHash;
+      // A prompt's samples from one data source: the same tasks evaluated two ways (e.g. an
+      // "-honest" eval with the environment's shortcuts closed) are two groups, not one.
+      const groupId = rec.groupId ?? `${rec.split}:${rec.step}:${promptHash}${rec.dataSource ? `:${rec.dataSource}` : ''}`;
+      const sampleIndex = groupCounts.get(groupId) ?? 0;
+      groupCounts.set(groupId, sampleIndex + 1);
+      const rawRef = positionOf(item.at);
+      await writer.append(rec, {
+        id: batch.nextRolloutId++,
+        importId,
+        run,
+        version: opts.version ?? null,
+        framework: importer.format,
+        promptText,
+        promptId: rec.promptId ?? `p:${promptHash}`,
+        groupId,
+        sampleIndex,
+        rawRef,
+      }).catch((err: unknown) => {
+        // Whatever DuckDB still refuses names the record; the appender is then unusable, so this ends the import.
+        throw new ImportError(file, item.at.line ?? null, `the store could not hold this record (${(err as Error).message.split('\n')[0]})`);
+      });
+      rollouts++;
+      steps += rec.steps?.length ?? 0;
+      if (rollouts % 10_000 === 0) opts.onProgress?.({ file, rollouts });
+    }
+    if (rollouts === 0 && badRecords === 0) return { ...base, status: 'unchanged', resumed: startOffset > 0 };
+    // The hash covers what was read; a half-written last line was read but not consumed.
+    const consumed = !importer.followable || endOffset === hashed ? hash.digest('hex') : (await hashPrefix(file, endOffset)).digest('hex');
+    if (batch.hashes.has(`${run}:${consumed}`)) {
+      // A copy of something already imported under another name: drop what was appended.
+      await writer.discard(importId);
+      batch.nextRolloutId -= rollouts;
+      return { ...base, status: 'unchanged' };
+    }
+    batch.nextImportId++;
+    batch.hashes.add(`${run}:${consumed}`);
+    batch.records.push({
+      id: importId,
+      path: file,
+      format: importer.format,
+      run,
+      hash: consumed,
+      startOffset,
+      endOffset: importer.followable ? endOffset : null,
+      endLine: importer.followable ? endLine : null,
+      reader: 'stream',
+      size,
+      mtimeMs,
+      rollouts,
+      steps,
+      badRecords,
+    });
+    return { ...base, status: 'imported', resumed: startOffset > 0, rollouts, steps, badRecords, importId };
+  }
+
+  /**
+   * The fast path for formats DuckDB can read column to column (see BulkPlan): fresh,
+   * complete files of one shape go through one DuckDB query that inserts them with the
+   * ids, groups, sample indices and record references the streaming path would give.
+   * While DuckDB parses on its threads, this thread hashes each file and counts its lines.
+   * Files with a bad record, or whose records are not their lines one to one, are taken
+   * out again and returned, to be streamed (which reports errors with their lines).
+   */
+  private async importBulk(candidates: { file: string; importer: Importer; run: string }[], opts: ImportOptions, batch: Batch): Promise<{ results: FileImportResult[]; stream: typeof candidates }> {
+    const results: FileImportResult[] = [];
+    const stream: typeof candidates = [];
+    const groups = new Map<string, { plan: BulkPlan; files: { file: string; importer: Importer; run: string; size: number; mtimeMs: number; plan: BulkPlan }[] }>();
+    for (const c of candidates) {
+      const { size, mtimeMs } = statSync(c.file);
+      const previous = batch.previous.get(`${c.run}\0${c.file}`);
+      if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs) {
+        results.push({ file: c.file, format: c.importer.format, run: c.run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
+        continue;
+      }
+      const plan = previous ? null : c.importer.bulk!(c.file, readHead(c.file, 64 * 1024), { split: opts.split });
+      if (!plan) {
+        stream.push(c);
+        continue;
+      }
+      const key = `${c.importer.format}\u0001${c.run}\u0001${plan.signature}`;
+      const g = groups.get(key) ?? { plan, files: [] };
+      g.files.push({ ...c, size, mtimeMs, plan });
+      groups.set(key, g);
+    }
+    for (const { plan, files } of groups.values()) {
+      const run = files[0]!.run;
+      const format = files[0]!.importer.format;
+      const baseId = batch.nextRolloutId;
+      const firstImport = batch.nextImportId;
+      // Record numbers are line numbers when each file's records are its lines, which the
+      // counts below verify; offsets place each file in the query's running ordinality.
+      const meta: { file: string; importId: number; offset: number; lines: number; hash: string; endsWithNewline: boolean; duplicateKeys: boolean; size: number; mtimeMs: number; plan: BulkPlan }[] = [];
+      // DuckDB parses and writes on its threads while this thread hashes each file and
+      // counts its lines; record numbers become line numbers after the checks below.
+      meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, offset: 0, lines: 0, hash: '', endsWithNewline: false, duplicateKeys: false, size: f.size, mtimeMs: f.mtimeMs, plan: f.plan })));
+      const values = meta.map((m) => `(${sqlLiteral(m.file)}, ${m.importId}, ${m.plan.fileStep}, ${sqlLiteral(m.plan.fileSplit)})`).join(', ');
+      const list = `[${files.map((f) => sqlLiteral(f.file)).join(', ')}]`;
+      // Bad records are inserted with sample_index -1 so that the checks below see them;
+      // their files are then taken out whole.
+      const inserting = this.conn.run(
+        `insert into rollout_rows
+         select (${baseId} + ordinality - 1)::bigint, import_id, $1, $2, $3, step, split,
+                'p:' || left(md5(coalesce(prompt, '')), 16),
+                split || ':' || step || ':' || left(md5(coalesce(prompt, '')), 16) || coalesce(':' || data_source, ''),
+                case when bad then -1 else 0 end,
+                prompt, 'text', response, 'text', ground_truth, reward, reward_components, correct, extracted_answer,
+                null, null, null, 1, null, null, data_source, null, extra, filename,
+                length(response), ${NO_ANSWER_SQL}
+         from (select ordinality, filename, import_id, ${plan.projection}
+               from read_json(${list}, format = 'newline_delimited', filename = true, columns = ${plan.columns}, ignore_errors = true) with ordinality
+               join (values ${values}) v(fname, import_id, file_step, file_split) on filename = v.fname)`,
+        [run, opts.version ?? null, format],
+      );
+      inserting.catch(() => undefined); // awaited below
+      let total = 0;
+      for (const m of meta) {
+        const r = await hashAndCount(m.file, opts.signal);
+        Object.assign(m, { hash: r.hash, lines: r.lines, endsWithNewline: r.last === 0x0a, duplicateKeys: r.duplicateKeys });
+        total += r.lines;
+      }
+      trace(`hashed ${files.length} file(s)`);
+      const last = firstImport + files.length - 1;
+      const failed = await inserting.then(
+        () => false,
+        () => true,
+      );
+      if (opts.signal?.aborted) throw interrupted(files[0]!.file, null);
+      if (failed) {
+        // DuckDB refused a value somewhere in these files (a number out of range, a line over
+        // its object size): stream them all, which names each bad record with its line.
+        trace('DuckDB could not read the files: streaming them');
+        await this.conn.run(`delete from rollout_rows where import_id between ${firstImport} and ${last}`);
+        stream.push(...files);
+        continue;
+      }
+      trace('inserted (DuckDB read the files)');
+      const counts = new Map(
+        (await this.all<{ import_id: number; n: number; lo: number; hi: number; bad: number }>(
+          `select import_id, count(*) as n, min(id) as lo, max(id) as hi, count(*) filter (where sample_index = -1) as bad from rollout_rows where import_id between ? and ? group by 1`,
+          [firstImport, last],
+        )).map((r) => [r.import_id, r]),
+      );
+      batch.nextRolloutId = Math.max(batch.nextRolloutId, ...[...counts.values()].map((c) => c.hi + 1), baseId + total);
+      batch.nextImportId += files.length;
+      // A file is good when it has no bad record, ends with a newline, names no key twice in
+      // a record (DuckDB would keep the first value, JSON the last), and its records are
+      // exactly its lines, read in one contiguous run (so record k is line k).
+      const good: typeof meta = [];
+      for (const m of meta) {
+        const c = counts.get(m.importId);
+        const ok = m.endsWithNewline && !m.duplicateKeys && m.lines > 0 && c !== undefined && c.bad === 0 && c.n === m.lines && c.hi - c.lo + 1 === c.n;
+        if (ok && !batch.hashes.has(`${run}:${m.hash}`)) good.push(m);
+        else if (ok) results.push({ file: m.file, format, run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
+        else stream.push(files.find((f) => f.file === m.file)!);
+      }
+      const goodIds = good.map((m) => m.importId);
+      trace('checked');
+      await this.conn.run(`delete from rollout_rows where import_id between ${firstImport} and ${last}${goodIds.length ? ` and import_id not in (${goodIds.join(', ')})` : ''}`);
+      if (goodIds.length) {
+        // Sample indices in file order within each group, as the streaming path counts them;
+        // record references as file:line.
+        await this.conn.run(
+          `update rollout_rows set sample_index = s.idx, raw_ref = raw_ref || ':' || (rollout_rows.id - s.lo + 1)
+           from (select id, (row_number() over (partition by import_id, group_id order by id) - 1)::integer as idx,
+                        min(id) over (partition by import_id) as lo
+                 from rollout_rows where import_id in (${goodIds.join(', ')})) s
+           where rollout_rows.id = s.id`,
+        );
+        trace('sample indices');
+      }
+      for (const m of good) {
+        batch.hashes.add(`${run}:${m.hash}`);
+        batch.records.push({ id: m.importId, path: m.file, format, run, hash: m.hash, startOffset: 0, endOffset: m.size, endLine: m.lines, reader: 'duckdb', size: m.size, mtimeMs: m.mtimeMs, rollouts: m.lines, steps: 0, badRecords: 0 });
+        results.push({ file: m.file, format, run, status: 'imported', resumed: false, reader: 'duckdb', rollouts: m.lines, steps: 0, badRecords: 0, importId: m.importId });
+      }
+    }
+    return { results, stream };
+  }
+
+  /** Closes the reader of columnar files, if one was opened. */
+  close(): void {
+    this.tableReader?.close();
+    this.tableReader = undefined;
+  }
+}
+
+interface PreviousImport {
+  end_offset: number | null;
+  end_line: number | null;
+  content_hash: string;
+  file_size: number | null;
+  file_mtime_ms: number | null;
+}
+
+interface Batch {
+  nextImportId: number;
+  nextRolloutId: number;
+  /** `run:content_hash` of everything imported: the same bytes never land twice in a run. */
+  hashes: Set<string>;
+  /** The last import of each file (run \0 path): where a live file stopped, and its size and mtime then. */
+  previous: Map<string, PreviousImport>;
+  records: {
+    id: number;
+    path: string;
+    format: string;
+    run: string;
+    hash: string;
+    startOffset: number;
+    endOffset: number | null;
+    endLine: number | null;
+    reader: 'duckdb' | 'stream';
+    size: number;
+    mtimeMs: number;
+    rollouts: number;
+    steps: number;
+    badRecords: number;
+  }[];
+  runs: Map<string, { framework: string; source: string; domain: TaskDomain | null }>;
+}
+
+interface RowContext {
+  id: number;
+  importId: number;
+  run: string;
+  version: string | null;
+  framework: string;
+  promptText: string;
+  promptId: string;
+  groupId: string;
+  sampleIndex: number;
+  rawRef: string;
+}
+
+/** Appends rows through DuckDB appenders, flushing in bounded chunks. */
+class ChunkWriter {
+  private rollouts: DuckDBAppender | undefined;
+  private steps: DuckDBAppender | undefined;
+  private quarantined: DuckDBAppender | undefined;
+  private rows = 0;
+  private bytes = 0;
+
+  constructor(private readonly conn: DuckDBConnection) {}
+
+  async open(): Promise<void> {
+    this.rollouts = await this.conn.createAppender('rollout_rows');
+    this.steps = await this.conn.createAppender('step_rows');
+    this.quarantined = await this.conn.createAppender('quarantine');
+  }
+
+  quarantine(importId: number, file: string, error: ImportError): void {
+    const q = this.quarantined!;
+    q.appendInteger(importId);
+    q.appendVarchar(file);
+    if (error.line === null) q.appendNull();
+    else q.appendBigInt(BigInt(error.line));
+    q.appendVarchar(error.reason);
+    varchar(q, error.raw ?? null);
+    q.endRow();
+  }
+
+  async append(rec: RolloutRecord, c: RowContext): Promise<void> {
+    const a = this.rollouts!;
+    const response = typeof rec.response === 'string' ? rec.response : JSON.stringify(rec.response);
+    a.appendBigInt(BigInt(c.id));
+    a.appendInteger(c.importId);
+    a.appendVarchar(c.run);
+    varchar(a, c.version);
+    a.appendVarchar(c.framework);
+    a.appendInteger(Math.trunc(rec.step));
+    a.appendVarchar(rec.split);
+    a.appendVarchar(c.promptId);
+    a.appendVarchar(c.groupId);
+    a.appendInteger(c.sampleIndex);
+    a.appendVarchar(c.promptText);
+    a.appendVarchar(typeof rec.prompt === 'string' ? 'text' : 'messages');
+    a.appendVarchar(response);
+    a.appendVarchar(typeof rec.response === 'string' ? 'text' : 'turns');
+    varchar(a, rec.groundTruth);
+    double(a, rec.reward);
+    json(a, rec.rewardComponents && Object.keys(rec.rewardComponents).length ? rec.rewardComponents : null);
+    if (rec.correct === null || rec.correct === undefined) a.appendNull();
+    else a.appendBoolean(rec.correct);
+    varchar(a, rec.extractedAnswer);
+    double(a, rec.advantage);
+    varchar(a, rec.stopReason);
+    integer(a, rec.responseTokens);
+    integer(a, rec.numTurns ?? (rec.steps ? rec.steps.filter((s) => s.role === 'assistant').length : 1));
+    json(a, rec.errors?.length ? rec.errors : null);
+    double(a, rec.timingMs);
+    varchar(a, rec.dataSource);
+    varchar(a, rec.envClass);
+    json(a, rec.extra && Object.keys(rec.extra).length ? rec.extra : null);
+    a.appendVarchar(c.rawRef);
+    a.appendNull(); // response_chars and no_answer: computed by DuckDB when the import is recorded
+    a.appendNull();
+    a.endRow();
+    this.bytes += c.promptText.length + response.length;
+    if (rec.steps) {
+      const s = this.steps!;
+      rec.steps.forEach((st, turn) => {
+        s.appendBigInt(BigInt(c.id));
+        s.appendInteger(c.importId);
+        s.appendInteger(turn);
+        s.appendVarchar(st.role);
+        s.appendVarchar(st.actionKind);
+        varchar(s, st.command);
+        integer(s, st.exitCode);
+        integer(s, st.observationBytes);
+        s.appendBoolean(st.formatError);
+        s.appendBoolean(st.timeout);
+        s.appendBoolean(st.truncated);
+        integer(s, st.tokens);
+        s.endRow();
+        this.bytes += st.command?.length ?? 0;
+      });
+    }
+    if (++this.rows >= CHUNK_ROWS || this.bytes >= CHUNK_BYTES) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    await this.close();
+    this.rows = 0;
+    this.bytes = 0;
+    await this.open();
+  }
+
+  async close(): Promise<void> {
+    this.rollouts?.closeSync();
+    this.steps?.closeSync();
+    this.quarantined?.closeSync();
+    this.rollouts = this.steps = this.quarantined = undefined;
+  }
+
+  /** Drops what one file appended (it turned out to duplicate an earlier import). */
+  async discard(importId: number): Promise<void> {
+    await this.flush();
+    for (const t of ['step_rows', 'rollout_rows', 'quarantine']) await this.conn.run(`delete from ${t} where import_id = ?`, [importId]);
+  }
+
+  async abort(): Promise<void> {
+    try {
+      await this.close();
+    } catch {
+      // the rows are discarded with the import anyway
+    }
+  }
+}
+
+function varchar(a: DuckDBAppender, v: string | null | undefined) {
+  if (v === null || v === undefined) a.appendNull();
+  else a.appendVarchar(v);
+}
+function double(a: DuckDBAppender, v: number | null | undefined) {
+  if (v === null || v === undefined || !Number.isFinite(v)) a.appendNull();
+  else a.appendDouble(v);
+}
+function integer(a: DuckDBAppender, v: number | null | undefined) {
+  if (v === null || v === undefined || !Number.isFinite(v)) a.appendNull();
+  else a.appendInteger(Math.trunc(v));
+}
+function json(a: DuckDBAppender, v: unknown) {
+  if (v === null || v === undefined) a.appendNull();
+  else a.appendVarchar(JSON.stringify(v));
+}
+
+/** EVOTRAINER_TRACE=1 prints how long each phase of an import takes (stderr). */
+const TRACE = process.env.EVOTRAINER_TRACE === '1';
+let traceLast = performance.now();
+function trace(what: string): void {
+  if (!TRACE) return;
+  const now = performance.now();
+  process.stderr.write(`[store] ${what} ${(now - traceLast).toFixed(0)} ms\n`);
+  traceLast = now;
+}
+
+/** The prompt part of derived group ids: md5, so DuckDB's md5() gives the same ids on the bulk path. */
+function promptHashOf(s: string): string {
+  return createHash('md5').update(s).digest('hex').slice(0, 16);
+}
+
+/** The run name a path implies: `…/my-run/rollout_data/12.jsonl` given as `…/my-run` → `my-run`. */
+function defaultRunName(root: string): string {
+  const base = path.basename(path.resolve(root)).replace(/\.(jsonl|json|parquet|traj)$/, '');
+  return base || 'default';
+}
+
+function sqlLiteral(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+/**
+ * sha256 of a file, its newline count, its last byte and whether a record names a key
+ * twice, in one pass (stopped by `signal`).
+ */
+async function hashAndCount(file: string, signal?: AbortSignal): Promise<{ hash: string; lines: number; last: number; duplicateKeys: boolean }> {
+  const hash = createHash('sha256');
+  const keys = new DuplicateKeyScan();
+  let lines = 0;
+  let last = 0x0a;
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    if (signal?.aborted) break; // the caller sees the signal and stops
+    hash.update(chunk);
+    keys.feed(chunk);
+    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
+    if (chunk.length) last = chunk[chunk.length - 1]!;
+  }
+  return { hash: hash.digest('hex'), lines, last, duplicateKeys: keys.found };
+}
+
+
+function interrupted(file: string, line: number | null): ImportError {
+  return new ImportError(file, line, 'the import was interrupted; nothing was recorded');
+}
+
+/** How a stored row names its source: file:line, or file#record for documents of many records. */
+function positionOf(at: SourcePosition): string {
+  return at.line !== undefined ? `${at.file}:${at.line}` : `${at.file}#${at.record ?? 1}`;
+}
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
+/**
+ * A value an importer accepted that the store's integer columns cannot hold (a step of
+ * 3e9, a token count past 2^31): a bad record with its line, like a malformed one, so
+ * that --on-error skip|quarantine can set it aside. The bulk path sends such files here.
+ */
+function unstorable(rec: RolloutRecord, at: SourcePosition): ImportError | null {
+  const ints: [string, number | null | undefined][] = [
+    ['step', rec.step],
+    ['response tokens', rec.responseTokens],
+    ['turns', rec.numTurns],
+    ...(rec.steps ?? []).flatMap((s, i): [string, number | null | undefined][] => [
+      [`step ${i} exit code`, s.exitCode],
+      [`step ${i} observation bytes`, s.observationBytes],
+      [`step ${i} tokens`, s.tokens],
+    ]),
+  ];
+  for (const [name, v] of ints) {
+    if (v === null || v === undefined) continue;
+    // Only the step is required; an optional count that is not a number is stored as null.
+    if (!Number.isFinite(v) ? name === 'step' : Math.trunc(v) < INT32_MIN || Math.trunc(v) > INT32_MAX) {
+      return new ImportError(at.file, at.line ?? null, `${name} is ${v}, outside the whole numbers the store holds (${INT32_MIN} to ${INT32_MAX})`, undefined);
+    }
+  }
+  return null;
+}

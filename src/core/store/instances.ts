@@ -1,0 +1,77 @@
+/**
+ * The DuckDB side of a rollout store: one instance per store file per process, each store
+ * with its own connection. Only the store folder sees a connection (see StoreDb).
+ */
+import path from 'node:path';
+import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
+import { loadDuckDB } from './duckdb';
+
+/** Where a harness keeps its store: ignored by git, rebuilt from run outputs. */
+export function defaultStorePath(harnessRoot: string): string {
+  return path.join(harnessRoot, '.evotrainer', 'store.duckdb');
+}
+
+/**
+ * One DuckDB instance per store file per process, shared by every RolloutStore open on it
+ * (each with its own connection) and closed with the last one. Two instances on one file
+ * in one process are not protected by DuckDB's file lock (it is per process) and can
+ * corrupt the file — the editor opens the store from several views and commands at once.
+ */
+const instances = new Map<string, { ready: Promise<DuckDBInstance>; instance?: DuckDBInstance; refs: number; readOnly: boolean }>();
+
+let memoryStores = 0;
+const keyOf = (file: string) => (file === ':memory:' ? `:memory:${++memoryStores}` : path.resolve(file));
+
+export async function acquireInstance(file: string, readOnly: boolean): Promise<{ instance: DuckDBInstance; first: boolean; key: string }> {
+  const key = keyOf(file);
+  const shared = instances.get(key);
+  if (shared) {
+    if (shared.readOnly && !readOnly) throw new Error(`${file}: the rollout store is open read-only in this process (a hover or view reading it); retry in a moment`);
+    shared.refs++;
+    try {
+      return { instance: await shared.ready, first: false, key };
+    } catch (err) {
+      shared.refs--;
+      throw err;
+    }
+  }
+  const { DuckDBInstance } = loadDuckDB();
+  const ready = DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false', ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) }).catch((err: Error) => {
+    instances.delete(key);
+    const msg = err.message;
+    if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}). Close it there, then retry.`);
+    throw new Error(`${file}: cannot open the rollout store: ${msg.split('\n')[0]}`);
+  });
+  const entry: { ready: Promise<DuckDBInstance>; instance?: DuckDBInstance; refs: number; readOnly: boolean } = { ready, refs: 1, readOnly };
+  instances.set(key, entry);
+  entry.instance = await ready;
+  return { instance: entry.instance, first: true, key };
+}
+
+export function releaseInstance(key: string): void {
+  const e = instances.get(key);
+  if (!e) return;
+  if (--e.refs > 0) return;
+  instances.delete(key);
+  if (e.instance) e.instance.closeSync();
+  else void e.ready.then((i) => i.closeSync()).catch(() => undefined);
+}
+
+/**
+ * What the store's own modules (ingest, queries) work on: the connection and the row
+ * readers. Never handed outside src/core/store.
+ */
+export interface StoreDb {
+  readonly conn: DuckDBConnection;
+  readonly readOnly: boolean;
+  all<T = Record<string, unknown>>(sql: string, params?: DuckDBValue[]): Promise<T[]>;
+  one<T = Record<string, unknown>>(sql: string, params?: DuckDBValue[]): Promise<T | undefined>;
+  /** A point lookup through a statement prepared once per store. */
+  prepared<T>(sql: string, params: DuckDBValue[]): Promise<T[]>;
+}
+
+/** DuckDB hands back BIGINT as bigint; the store's numbers all fit in a double. */
+export function normalizeRow(row: Record<string, unknown>): Record<string, unknown> {
+  for (const [k, v] of Object.entries(row)) if (typeof v === 'bigint') row[k] = Number(v);
+  return row;
+}
