@@ -26,6 +26,17 @@ export default tseslint.config(
     },
   },
   {
+    // Only the store touches its DuckDB connection: everyone else reads and writes through RolloutStore's methods.
+    files: ['src/**/*.ts', 'scripts/**/*.ts'],
+    ignores: ['src/core/store/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', {
+        paths: [{ name: '@duckdb/node-api', allowTypeImports: true, message: 'only src/core/store opens DuckDB connections; use RolloutStore (all/one, ensureDerivedViews, withScopedViews, withTempTables, execute).' }],
+        patterns: [{ group: ['**/store/instances', '**/store/derived', '**/store/ingest', '**/store/queries'], message: "the store's internals (its connection) stay in src/core/store; import RolloutStore from store/store." }],
+      }],
+    },
+  },
+  {
     // The CLI and the language server run without the editor: what they share with it lives in src/core or src/viewer.
     files: ['src/cli/**/*.ts', 'src/server/**/*.ts'],
     rules: {

@@ -31,9 +31,9 @@ async function synthesize(): Promise<void> {
   const store = await RolloutStore.open(storeFile);
   try {
     const t = performance.now();
-    await store.conn.run(`insert into imports (id, path, format, run_id, status) values (1, 'synthetic', 'mini-swe-agent', 'bench', 'committed')`);
-    await store.conn.run(`insert into runs (id, version, framework, source, created_at) values ('bench', null, 'mini-swe-agent', 'synthetic', now()) on conflict do nothing`);
-    await store.conn.run(`
+    await store.execute(`insert into imports (id, path, format, run_id, status) values (1, 'synthetic', 'mini-swe-agent', 'bench', 'committed')`);
+    await store.execute(`insert into runs (id, version, framework, source, created_at) values ('bench', null, 'mini-swe-agent', 'synthetic', now()) on conflict do nothing`);
+    await store.execute(`
       insert into rollout_rows
       select i + 1, 1, 'run-' || (i % 4), 'v' || (i % 3), 'mini-swe-agent', i // 1000, 'train', 'task-' || (i % 5000), 'g-' || (i // 8), (i % 8)::integer,
              '[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Fix issue #' || i || ' in module mod' || (i % 97) || '.py"}]', 'messages',
@@ -42,7 +42,7 @@ async function synthesize(): Promise<void> {
              'Submitted', (500 + hash(i) % 20000)::integer, (case when i % 11 = 0 then 3 when i % 13 = 0 then 60 else 8 + i % 20 end)::integer, null, null, 'swe-bench', 'mini-swe-agent', null, 'synthetic:' || (i + 1), 120, false
       from range(${N}) t(i)`);
     // Steps: per rollout a prompt pair, then assistant/observation pairs from the command mix.
-    await store.conn.run(`
+    await store.execute(`
       insert into step_rows
       select i + 1, 1, k, case when k < 2 then (case when k = 0 then 'system' else 'user' end) when k % 2 = 0 then 'assistant' else 'user' end,
              case when k < 2 then 'message' when k % 2 = 1 then 'observation' when (k // 2) % 4 = 1 then 'search' when (k // 2) % 4 = 2 then (case when i % 7 = 0 then 'search' else 'edit' end) when (k // 2) % 4 = 3 then 'test' else 'other' end,

@@ -5,6 +5,7 @@ import { registerJobs } from './jobs/register';
 import { registerVersioning } from './views/register';
 import { createSession } from './session';
 import { doctorWebview } from './doctor/webview';
+import { curvesWebview } from './curves/webview';
 import { explorerWebview } from './explorer/webview';
 import { healthWebview } from './health/webview';
 import { unsupportedPlatform } from './platform';
@@ -37,6 +38,7 @@ export function activate(context: vscode.ExtensionContext) {
     vscode.commands.registerCommand('evotrainer.checkEnvironment', () => webviews.show(doctorWebview, undefined)),
     vscode.commands.registerCommand('evotrainer.showHealthReport', () => webviews.show(healthWebview, session.selectedVersion())),
     vscode.commands.registerCommand('evotrainer.openFailureExplorer', (args?: unknown) => webviews.show(explorerWebview, args)),
+    vscode.commands.registerCommand('evotrainer.showTrainingCurves', (args?: unknown) => webviews.show(curvesWebview, args)),
     vscode.commands.registerCommand('evotrainer.judgeRollouts', () => session.engine().judgeRollouts(context, output)),
     vscode.commands.registerCommand('evotrainer.setLlmApiKey', () => session.engine().setLlmApiKey(context)),
     vscode.commands.registerCommand('evotrainer.refreshViews', () => session.refresh()),

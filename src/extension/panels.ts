@@ -7,6 +7,8 @@ export { explorerFeature } from './webviews/explorer/explorerPanel';
 export { lineageFeature } from './webviews/lineage/lineagePanel';
 export { versionFeature } from './webviews/version/versionPanel';
 export { resultFeature } from './webviews/backtest/resultPanel';
+export { curvesFeature } from './webviews/curves/curvesPanel';
+export { liveCurves } from '../viewer/curves/live';
 export { judgeRollouts, setLlmApiKey } from './commands/judge';
 // Versions, lineage, skills: views' data, the version commands and their panels.
 export { loadFindings, loadSkills, loadVersions, versionFile } from './views/data';

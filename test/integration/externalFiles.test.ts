@@ -3,8 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { computeHealth, ensureFeatures, type HealthReport } from '../../src/core/diagnose/health';
-import { FAILURE_MODE_VIEW } from '../../src/core/diagnose/failureModes';
+import { computeHealth, type HealthReport } from '../../src/core/diagnose/health';
 import { RolloutStore } from '../../src/core/store/store';
 import { externalDir, GSM8K_MAPPING, gsm8kFile, requireSharedData } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
@@ -33,8 +32,7 @@ describe('health and failure modes on third-party files', () => {
     await store.import([path.join(externalDir, 'swe-agent', 'testdata'), ...readdirSync(demos).filter((d) => !d.startsWith('ctf_')).map((d) => path.join(demos, d))], { run: 'sweagent' });
     await store.import([path.join(externalDir, 'verifiers', 'math_python')], { run: 'math' });
     await store.import([path.join(externalDir, 'verifiers', 'wordle')], { run: 'wordle' });
-    await ensureFeatures(store);
-    await store.conn.run(FAILURE_MODE_VIEW);
+    await store.ensureDerivedViews();
   });
   after(() => store.close());
 
@@ -72,8 +70,7 @@ describe('health and failure modes on third-party files', () => {
     const s = await RolloutStore.open(':memory:');
     try {
       await s.import([out], { run: 'judged' });
-      await ensureFeatures(s);
-      await s.conn.run(FAILURE_MODE_VIEW);
+      await s.ensureDerivedViews();
       const h = await computeHealth(s);
       assert.equal(value(h, 'pass_rate'), 0);
       assert.equal(value(h, 'pass_at_k'), 0);

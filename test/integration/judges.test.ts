@@ -3,8 +3,6 @@ import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { FAILURE_MODE_VIEW } from '../../src/core/diagnose/failureModes';
-import { ensureFeatures } from '../../src/core/diagnose/health';
 import { loadRubric, parseJudgeAnswer, parseRubric, renderTrajectory, runJudge, stratifiedSample, type Rubric, type Turn } from '../../src/core/diagnose/judges';
 import { OpenAiChatModel } from '../../src/core/llm/openai';
 import { RolloutStore } from '../../src/core/store/store';
@@ -87,8 +85,7 @@ describe('LLM judges over the real SWE trajectories (scripted stand-in LLM)', ()
     const c = await stratifiedSample(store, { run: 'swe' }, 10, 8);
     assert.deepEqual(a, b, 'same seed, same sample');
     assert.notDeepEqual(a.rollouts.map((r) => r.id), c.rollouts.map((r) => r.id), 'another seed, another sample');
-    await ensureFeatures(store);
-    await store.conn.run(FAILURE_MODE_VIEW);
+    await store.ensureDerivedViews();
     const strata = await store.all<{ k: string; n: number }>(`select (case when correct then 'correct' else 'incorrect' end) || '/' || failure_mode as k, count(*) as n from rollout_failure_modes group by 1`);
     assert.equal(Object.keys(a.strata).length, strata.length);
     for (const s of strata) {

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CATALOG } from '../../core/diagnose/catalog';
-import { FAILURE_MODE_VIEW, SUGGESTED_LAYER, type FailureMode } from '../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, ensureFeatures, manifestThresholds, scopeWhere, type HealthReport, type Scope, type ThresholdOverrides } from '../../core/diagnose/health';
+import { SUGGESTED_LAYER, type FailureMode } from '../../core/diagnose/failureModes';
+import { computeHealth, computeSeries, manifestThresholds, scopeWhere, type HealthReport, type Scope, type ThresholdOverrides } from '../../core/diagnose/health';
 import { MANIFEST_FILE, parseManifest } from '../../core/harness/manifest';
 import { evaluateRules } from '../../core/diagnose/rules';
 import { validateMetric } from '../../core/diagnose/validate';
@@ -90,8 +90,7 @@ export const diagnose: Command = {
       const user = root ? await evaluateUserDiagnostics(s, root, scope, { health: h, series, trust: Boolean(flags.trust) }) : null;
       if (user) findings.push(...user.findings);
       const problems = [...(user?.problems.map(formatProblem) ?? []), ...(user?.notes ?? [])];
-      await ensureFeatures(s);
-      await s.conn.run(FAILURE_MODE_VIEW);
+      await s.ensureDerivedViews();
       const { sql, params } = scopeWhere(scope);
       const modes = await s.all<{ failure_mode: FailureMode; n: number; examples: number[] }>(
         `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes ${sql} group by 1 order by n desc`,

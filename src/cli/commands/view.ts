@@ -7,12 +7,13 @@ import { STORE_FLAG, storePath } from '../store';
 
 export const view: Command = {
   summary: 'serve the failure explorer in a browser (127.0.0.1, tokened URL)',
-  usage: 'evotrainer view [--port N] [--failure-mode MODE] [--run RUN] [--version V] [--rollout ID]',
+  usage: 'evotrainer view [--port N] [--failure-mode MODE] [--run RUN] [--version V] [--step N] [--rollout ID]',
   flags: {
     port: { type: 'string', description: 'port on 127.0.0.1 (default: a free one)' },
     'failure-mode': { type: 'string', description: `open filtered to one failure mode (${FAILURE_MODES.join(', ')})` },
     run: { type: 'string', description: 'open filtered to one run' },
     version: { type: 'string', description: 'open filtered to one version' },
+    step: { type: 'string', description: 'open filtered to the rollouts of one training step' },
     rollout: { type: 'string', description: 'open this rollout\'s trajectory' },
     ...STORE_FLAG,
   },
@@ -23,6 +24,8 @@ export const view: Command = {
     if (mode !== undefined && !(FAILURE_MODES as readonly string[]).includes(mode)) throw new UsageError(`--failure-mode must be one of ${FAILURE_MODES.join(', ')}; got "${mode}"`);
     const rollout = flagString(flags, 'rollout');
     if (rollout !== undefined && !/^\d+$/.test(rollout)) throw new UsageError(`--rollout must be a rollout id, got "${rollout}"`);
+    const step = flagString(flags, 'step');
+    if (step !== undefined && !/^-?\d{1,9}$/.test(step)) throw new UsageError(`--step must be a step number, got "${step}"`);
     const file = storePath(flags);
     if (!existsSync(file)) throw new Error(`${file}: no rollout store here; import rollouts first (\`evotrainer import PATH\`) or pass --store FILE`);
     const server = await startExplorerServer({ storeFile: file, port: portFlag ? Number(portFlag) : 0, log: (m) => process.stderr.write(`${m}\n`) });
@@ -35,7 +38,7 @@ export const view: Command = {
     }
     const query = new URLSearchParams();
     if (mode) query.set('failureMode', mode);
-    for (const k of ['run', 'version'] as const) {
+    for (const k of ['run', 'version', 'step'] as const) {
       const v = flagString(flags, k);
       if (v) query.set(k, v);
     }

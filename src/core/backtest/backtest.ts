@@ -1,7 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { evaluateUserDiagnostics } from '../diagnose/userDiagnostics';
-import { FAILURE_MODE_VIEW } from '../diagnose/failureModes';
-import { ensureFeatures, scopeWhere, type Scope } from '../diagnose/health';
+import { scopeWhere, type Scope } from '../diagnose/health';
 import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from '../harness/ledger';
 import type { Invariant, Manifest } from '../harness/manifest';
 import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo';
@@ -114,8 +113,7 @@ export function correctnessOf(r: CachedRollout): number | null {
 }
 
 export async function loadCachedRollouts(store: RolloutStore, selector: Scope & { limit?: number }): Promise<CachedRollout[]> {
-  await ensureFeatures(store);
-  await store.conn.run(FAILURE_MODE_VIEW);
+  await store.ensureDerivedViews();
   const { sql, params } = scopeWhere(selector);
   const where = sql.replace(/\b(run_id|version|split|step)\b/g, 'r.$1');
   const limit = selector.limit ? ` limit ${Math.floor(selector.limit)}` : '';

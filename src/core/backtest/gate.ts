@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { CATALOG, LEAK_METRICS, metricByName, type MetricDefinition } from '../diagnose/catalog';
-import { computeHealth, criticalThreshold, ensureFeatures, formatLeak, GROUP_COLUMNS, manifestThresholds, type HealthReport, type LeakExample } from '../diagnose/health';
+import { computeHealth, criticalThreshold, formatLeak, GROUP_COLUMNS, manifestThresholds, type HealthReport, type LeakExample } from '../diagnose/health';
 import { checkBoundary } from '../harness/boundary';
 import { analyzeChanges } from '../harness/changes';
 import { readLedger, requireEntry, updateLedger, type LedgerEntry } from '../harness/ledger';
@@ -142,7 +142,7 @@ export async function runGate(h: Harness, store: RolloutStore, o: GateOptions): 
   let flipAnalysis: FlipAnalysis | null = null;
   let leakExamples: LeakExample[] = [];
   const comparisons: Record<string, PairedComparison> = {};
-  await ensureFeatures(store);
+  await store.ensureDerivedViews();
 
   // Eval rollouts: the validation split when the version has one.
   const hasVal = (await store.one<{ n: number }>(`select count(*)::int as n from rollouts where version = ? and split = 'val'`, [entry.id]))?.n ?? 0;

@@ -1,4 +1,3 @@
-import type { RolloutStore } from '../store/store';
 import { classifyCommand, extractBashBlock } from '../store/importers/actions';
 import { chatTurns } from '../store/importers/verl';
 import { preview } from '../util/text';
@@ -343,40 +342,10 @@ export function answerInContextOf(row: { response: string | null; response_forma
 
 /** The table the features view joins: one row per multi-turn rollout checked. */
 export const ANSWER_CONTEXT_TABLE = 'answer_context';
-const DDL = (temp: boolean) =>
+export const ANSWER_CONTEXT_DDL = (temp: boolean) =>
   `create ${temp ? 'temp ' : ''}table if not exists ${ANSWER_CONTEXT_TABLE} (rollout_id bigint not null, raw_ref varchar not null, answer_in_context boolean not null, answer_turn integer, answer_channel varchar, answer_seen integer, answer_lines integer)`;
 
-/** The features view's answer-in-context columns (answerContext.ts computes them; ensureAnswerContext fills the table first). */
+/** The features view's answer-in-context columns (answerContext.ts computes them; the store fills the table first (store/derived.ts)). */
 export const ANSWER_CONTEXT_COLUMNS = `coalesce(ac.answer_in_context, false) as answer_in_context, ac.rollout_id is not null as answer_checked,
        ac.answer_turn, ac.answer_channel, ac.answer_seen, ac.answer_lines`;
 export const ANSWER_CONTEXT_JOIN = `left join ${ANSWER_CONTEXT_TABLE} ac on ac.rollout_id = r.id and ac.raw_ref = r.raw_ref`;
-
-/**
- * Computes the answer-in-context finding of every multi-turn rollout not yet checked and
- * keeps it beside the rollouts (a temporary table on a read-only store), so the features
- * view can join it. Rows are keyed by id and source reference: an id that a swept import
- * freed and a later import reused is checked again. Rollouts are read in batches: memory
- * stays bounded.
- */
-export async function ensureAnswerContext(store: RolloutStore): Promise<void> {
-  await store.conn.run(DDL(store.readOnly));
-  const batch = 500;
-  for (;;) {
-    const rows = await store.all<{ id: number; raw_ref: string; response: string | null; response_format: string | null; extracted_answer: string | null; ground_truth: string | null }>(
-      `select r.id, r.raw_ref, r.response, r.response_format, r.extracted_answer, r.ground_truth from rollouts r
-       where r.id in (select rollout_id from steps where role <> 'assistant')
-         and not exists (select 1 from ${ANSWER_CONTEXT_TABLE} a where a.rollout_id = r.id and a.raw_ref = r.raw_ref)
-       order by r.id limit ${batch}`,
-    );
-    if (!rows.length) return;
-    const values: string[] = [];
-    const params: (number | string | boolean | null)[] = [];
-    for (const r of rows) {
-      const hit = answerInContextOf(r);
-      values.push('(?, ?, ?, ?, ?, ?, ?)');
-      params.push(Number(r.id), r.raw_ref, hit !== null, hit?.turn ?? null, hit?.channel ?? null, hit?.seen ?? null, hit?.distinctive ?? null);
-    }
-    await store.conn.run(`insert into ${ANSWER_CONTEXT_TABLE} values ${values.join(', ')}`, params);
-    if (rows.length < batch) return;
-  }
-}

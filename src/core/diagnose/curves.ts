@@ -74,3 +74,36 @@ export async function curveSeries(store: RolloutStore, metric: string, scope: Sc
   }
   return [...out.values()];
 }
+
+/** A metric to chart: a catalog curve some run logged (under any of its names), or a logged name. */
+export interface CurveMetricChoice {
+  name: string;
+  label: string;
+  /** Runs / versions that logged it. */
+  series: number;
+  catalog: boolean;
+}
+
+/**
+ * Every metric there is to chart, the catalog's curves first (`entropy`, labelled with the
+ * names the runs logged it under), then each logged name.
+ */
+export async function curveMetricChoices(store: RolloutStore, scope: Scope = {}): Promise<CurveMetricChoice[]> {
+  const list = await listCurves(store, scope);
+  const byName = new Map<string, Set<string>>();
+  for (const c of list) {
+    const key = `${c.run}\0${c.version ?? ''}`;
+    let s = byName.get(c.metric);
+    if (!s) byName.set(c.metric, (s = new Set()));
+    s.add(key);
+  }
+  const out: CurveMetricChoice[] = [];
+  for (const [curve, names] of Object.entries(CURVES)) {
+    const logged = names.filter((n) => byName.has(n));
+    if (!logged.length) continue;
+    const series = new Set(logged.flatMap((n) => [...byName.get(n)!]));
+    out.push({ name: curve, label: `${curve} (${logged.join(', ')})`, series: series.size, catalog: true });
+  }
+  for (const [metric, series] of [...byName].sort((a, b) => a[0].localeCompare(b[0]))) out.push({ name: metric, label: metric, series: series.size, catalog: false });
+  return out;
+}

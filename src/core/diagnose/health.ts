@@ -1,18 +1,12 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import type { Dimension, Threshold } from '../model';
-import type { RolloutStore } from '../store/store';
+import type { RolloutStore, TempTable } from '../store/store';
 import type { Manifest } from '../harness/manifest';
 import { CATALOG, CURVES, LEAK_METRICS, type MetricDefinition } from './catalog';
-import { ensureAnswerContext } from './answerContext';
-import { FEATURES_VIEW } from './features';
+import { scopeWhere, type Scope } from '../store/scope';
 
-export interface Scope {
-  run?: string;
-  version?: string;
-  split?: 'train' | 'val';
-  /** Inclusive step range. */
-  steps?: [number, number];
-}
+
+export { scopeWhere, type Scope };
 
 export interface MetricResult {
   name: string;
@@ -79,33 +73,7 @@ export function appliesTo(domains: readonly string[] | undefined, present: (stri
   return present.some((d) => domains.includes(d!));
 }
 
-export async function ensureFeatures(store: RolloutStore): Promise<void> {
-  await ensureAnswerContext(store);
-  // A read-only store cannot hold a new view: a temporary one (this connection's) serves.
-  await store.conn.run(store.readOnly ? FEATURES_VIEW.replace('create or replace view', 'create or replace temp view') : FEATURES_VIEW);
-}
 
-export function scopeWhere(scope: Scope): { sql: string; params: DuckDBValue[] } {
-  const where: string[] = [];
-  const params: DuckDBValue[] = [];
-  if (scope.run !== undefined) {
-    where.push('run_id = ?');
-    params.push(scope.run);
-  }
-  if (scope.version !== undefined) {
-    where.push('version = ?');
-    params.push(scope.version);
-  }
-  if (scope.split !== undefined) {
-    where.push('split = ?');
-    params.push(scope.split);
-  }
-  if (scope.steps) {
-    where.push('step between ? and ?');
-    params.push(scope.steps[0], scope.steps[1]);
-  }
-  return { sql: where.length ? `where ${where.join(' and ')}` : '', params };
-}
 
 function thresholdsOf(def: MetricDefinition, overrides?: ThresholdOverrides): Threshold[] {
   const o = overrides?.[def.name];
@@ -146,11 +114,10 @@ function judge(def: MetricDefinition, value: number | null, domains: (string | n
  * aggregated in one query.
  */
 export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts: { thresholds?: ThresholdOverrides; metrics?: MetricDefinition[] } = {}): Promise<HealthReport> {
-  await ensureFeatures(store);
+  await store.ensureDerivedViews();
   const { sql, params } = scopeWhere(scope);
-  await store.conn.run(`create or replace temp table health_f as select * from rollout_features ${sql}`, params);
-  await curvesInScope(store, scope);
-  try {
+  const features = { name: 'health_f', select: `select * from rollout_features ${sql}`, params };
+  return store.withTempTables([features, curvesInScope(scope)], async () => {
     // The task domains of the runs in scope: a metric of other domains reads "not available".
     const domains = (await store.all<{ domain: string | null }>(`select distinct r.domain from (select distinct run_id from health_f) f left join runs r on r.id = f.run_id`)).map((r) => r.domain);
     const defs = (opts.metrics ?? CATALOG).filter((d) => appliesTo(d.domains, domains));
@@ -183,10 +150,7 @@ export async function computeHealth(store: RolloutStore, scope: Scope = {}, opts
     });
     for (const m of metrics) if ((LEAK_METRICS as readonly string[]).includes(m.name) && m.value) m.leaks = await leakExamples(store, 'health_f', m.name);
     return { scope, rollouts: counts.n, groups: counts.g, curvePoints: counts.c, metrics, alerts: metrics.filter((x) => x.status === 'warning' || x.status === 'critical') };
-  } finally {
-    await store.conn.run('drop table if exists health_f');
-    await store.conn.run('drop table if exists health_c');
-  }
+  });
 }
 
 /** Up to `limit` leaking rollouts of a features table, with where the answer came from. */
@@ -214,12 +178,12 @@ export function curveWhere(scope: Scope): { sql: string; params: DuckDBValue[] }
  * run and curve, the first name in the list that the run logged; finite values only; each
  * step marked as in the first and/or last tenth of that run's logged steps.
  */
-async function curvesInScope(store: RolloutStore, scope: Scope): Promise<void> {
+function curvesInScope(scope: Scope): TempTable {
   const { sql, params } = curveWhere(scope);
   const aliases = Object.entries(CURVES).flatMap(([name, names]) => names.map((alias, prio) => `(${sqlString(name)}, ${sqlString(alias)}, ${prio})`));
-  await store.conn.run(
-    `create or replace temp table health_c as
-     with a(name, alias, prio) as (values ${aliases.join(', ')}),
+  return {
+    name: 'health_c',
+    select: `with a(name, alias, prio) as (values ${aliases.join(', ')}),
      picked as (
        select m.run_id, a.name, m.step, m.value from (select * from metrics ${sql}) m join a on m.metric = a.alias
        where isfinite(m.value)
@@ -232,7 +196,7 @@ async function curvesInScope(store: RolloutStore, scope: Scope): Promise<void> {
      )
      select run_id, name, step, value, k <= w as head, k > n - w as tail from ranked`,
     params,
-  );
+  };
 }
 
 /** A SQL string literal. */

@@ -24,8 +24,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { estimateTokens, LlmError, type ChatMessage, type ChatModel } from '../llm/chat';
 import type { RolloutStore } from '../store/store';
-import { FAILURE_MODE_VIEW } from './failureModes';
-import { ensureFeatures, scopeWhere, type Scope } from './health';
+import { scopeWhere, type Scope } from './health';
 
 export const JUDGE_CACHE_DDL = `create table if not exists judge_verdicts (
   rubric_sha256 varchar not null,
@@ -144,8 +143,7 @@ export { seededRandom } from '../util/random';
  * stratum is represented before any gets a second rollout.
  */
 export async function stratifiedSample(store: RolloutStore, scope: Scope, n: number, seed = 1): Promise<Sample> {
-  await ensureFeatures(store);
-  await store.conn.run(FAILURE_MODE_VIEW);
+  await store.ensureDerivedViews();
   const { sql, params } = scopeWhere(scope);
   const rows = await store.all<{ id: number; correct: boolean | null; failure_mode: string }>(`select id, correct, failure_mode from rollout_failure_modes ${sql} order by id`, params);
   const byStratum = new Map<string, number[]>();
@@ -446,7 +444,7 @@ export function judgeMessages(rubric: Rubric, meta: { id: number; task: string; 
 }
 
 export async function ensureJudgeCache(store: RolloutStore): Promise<void> {
-  await store.conn.run(JUDGE_CACHE_DDL);
+  await store.execute(JUDGE_CACHE_DDL);
 }
 
 /** Cached verdicts of one rubric (by hash) and model, by rollout id. */
@@ -464,8 +462,7 @@ export async function runJudge(store: RolloutStore, rubric: Rubric, model: ChatM
   let sample: Sample;
   if (opts.rolloutIds) {
     const ids = opts.rolloutIds;
-    await ensureFeatures(store);
-    await store.conn.run(FAILURE_MODE_VIEW);
+    await store.ensureDerivedViews();
     const rows = ids.length ? await store.all<{ id: number; correct: boolean | null; failure_mode: string }>(`select id, correct, failure_mode from rollout_failure_modes where id in (${ids.map(() => '?').join(', ')})`, ids) : [];
     const found = new Map(rows.map((r) => [Number(r.id), `${r.correct === true ? 'correct' : r.correct === false ? 'incorrect' : 'unknown'}/${r.failure_mode}`]));
     const missing = ids.filter((i) => !found.has(i));
@@ -564,7 +561,7 @@ export async function runJudge(store: RolloutStore, rubric: Rubric, model: ChatM
       return;
     }
     await serial(() =>
-      store.conn.run(
+      store.execute(
       `insert or replace into judge_verdicts (rubric_sha256, rubric_name, rollout_id, model, label, explanation, cited_turns, omitted_turns, tokens) values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [rubric.sha256, rubric.name, s.id, model.model, answer.label, answer.explanation, JSON.stringify(answer.citedTurns), traj.omittedTurns, tokens],
       ),

@@ -17,8 +17,7 @@ import path from 'node:path';
 import type { DuckDBValue } from '@duckdb/node-api';
 import { z } from 'zod';
 import type { RolloutStore } from '../store/store';
-import { FAILURE_MODE_VIEW } from './failureModes';
-import { ensureFeatures, scopeWhere, type Scope } from './health';
+import { scopeWhere, type Scope } from './health';
 import { cachedVerdicts, loadRubric, rubricFiles } from './judges';
 
 export interface HumanLabel {
@@ -138,14 +137,11 @@ export async function resolveLabels(store: RolloutStore, labels: HumanLabel[], s
   const problems: LabelProblem[] = [];
   const byRollout = new Map<number, HumanLabel>();
   if (!labels.length) return { byRollout, problems };
-  await store.conn.run(`create or replace temp table label_keys (k integer, ref varchar, rid bigint, pid varchar, run varchar, sidx integer)`);
-  try {
-    for (let i = 0; i < labels.length; i += 500) {
-      const chunk = labels.slice(i, i + 500);
-      const params: DuckDBValue[] = [];
-      chunk.forEach((l, j) => params.push(i + j, l.rolloutRef ?? null, l.rolloutId ?? null, l.promptId ?? null, l.run ?? null, l.sampleIndex ?? null));
-      await store.conn.run(`insert into label_keys values ${chunk.map(() => '(?, ?, ?::bigint, ?, ?, ?::integer)').join(', ')}`, params);
-    }
+  // The labels as a temporary table, joined to the rollouts in one query.
+  const keyParams: DuckDBValue[] = [];
+  labels.forEach((l, k) => keyParams.push(k, l.rolloutRef ?? null, l.rolloutId ?? null, l.promptId ?? null, l.run ?? null, l.sampleIndex ?? null));
+  const keys = { name: 'label_keys', select: `select * from (values ${labels.map(() => '(?::integer, ?::varchar, ?::bigint, ?::varchar, ?::varchar, ?::integer)').join(', ')}) t(k, ref, rid, pid, run, sidx)`, params: keyParams };
+  await store.withTempTables([keys], async () => {
     const { sql, params } = scopeWhere(scope);
     const matches = await store.all<{ k: number; id: number }>(
       `select l.k, r.id from label_keys l join rollouts r on (
@@ -183,9 +179,7 @@ export async function resolveLabels(store: RolloutStore, labels: HumanLabel[], s
       }
       byRollout.set(id, l);
     });
-  } finally {
-    await store.conn.run('drop table if exists label_keys');
-  }
+  });
   return { byRollout, problems };
 }
 
@@ -267,8 +261,7 @@ export async function scoreLabels(store: RolloutStore, harnessRoot: string, scop
   const { byRollout, problems } = await resolveLabels(store, loaded.labels, scope);
   const gold = new Map([...byRollout].map(([id, l]) => [id, l.failureMode]));
   const report: LabelScoreReport = { files: loaded.files, labels: loaded.labels.length, labelledRollouts: gold.size, problems: [...loaded.problems, ...problems], classifiers: [] };
-  await ensureFeatures(store);
-  await store.conn.run(FAILURE_MODE_VIEW);
+  await store.ensureDerivedViews();
   const ids = [...gold.keys()];
   const modes = new Map<number, string>();
   for (let i = 0; i < ids.length; i += 1000) {

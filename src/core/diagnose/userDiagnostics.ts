@@ -40,7 +40,7 @@ import { confinement, workerIsolation } from '../backtest/confine';
 import { workerScript } from '../backtest/pool';
 import type { RolloutStore } from '../store/store';
 import { CATALOG } from './catalog';
-import { computeHealth, computeSeries, ensureFeatures, type HealthReport, type MetricResult, type Scope, type SeriesPoint } from './health';
+import { computeHealth, computeSeries, type HealthReport, type MetricResult, type Scope, type SeriesPoint } from './health';
 
 export interface DiagnosticProblem {
   kind: 'metric' | 'rule';
@@ -184,31 +184,6 @@ export function loadUserMetrics(harnessRoot: string): { metrics: UserMetric[]; p
   return { metrics, problems };
 }
 
-const lit = (s: string) => `'${s.replace(/'/g, "''")}'`;
-const ident = (s: string) => `"${s.replace(/"/g, '""')}"`;
-
-/**
- * Runs `fn` with the `rollouts` and `steps` views narrowed to a scope (temporary views
- * that shadow the store's own for this connection; `rollout_features` follows them).
- */
-export async function withScopedViews<T>(store: RolloutStore, scope: Scope, fn: () => Promise<T>): Promise<T> {
-  const where: string[] = [];
-  if (scope.run !== undefined) where.push(`run_id = ${lit(scope.run)}`);
-  if (scope.version !== undefined) where.push(`version = ${lit(scope.version)}`);
-  if (scope.split !== undefined) where.push(`split = ${lit(scope.split)}`);
-  if (scope.steps) where.push(`step between ${Math.trunc(scope.steps[0])} and ${Math.trunc(scope.steps[1])}`);
-  if (!where.length) return fn();
-  const db = (await store.one<{ d: string }>('select current_database() as d'))!.d;
-  await store.conn.run(`create or replace temp view rollouts as select * from ${ident(db)}.main.rollouts where ${where.join(' and ')}`);
-  await store.conn.run(`create or replace temp view steps as select s.* from ${ident(db)}.main.steps s where s.rollout_id in (select id from temp.main.rollouts)`);
-  try {
-    return await fn();
-  } finally {
-    await store.conn.run('drop view if exists temp.main.steps');
-    await store.conn.run('drop view if exists temp.main.rollouts');
-  }
-}
-
 /** Maps DuckDB's "LINE N:" (of the wrapped query, one line below the file's first) to the file. */
 function sqlProblem(m: UserMetric, err: unknown): DiagnosticProblem {
   const msg = (err as Error).message;
@@ -219,29 +194,24 @@ function sqlProblem(m: UserMetric, err: unknown): DiagnosticProblem {
 
 /** A user metric's value over the (already scoped) views. */
 async function evaluateMetricSql(store: RolloutStore, m: UserMetric): Promise<{ value: number | null; rows: number } | { problem: DiagnosticProblem }> {
-  try {
-    await store.conn.run(`create or replace temp table user_metric_out as select * from (\n${m.sql}\n) user_metric`);
-  } catch (err) {
-    return { problem: sqlProblem(m, err) };
+  const out = { name: 'user_metric_out', select: `select * from (\n${m.sql}\n) user_metric` };
+  return store.withTempTables([out], () => valueOf(store, m)).catch((err: unknown) => ({ problem: sqlProblem(m, err) }));
+}
+
+/** The value of a user metric whose rows are in user_metric_out. */
+async function valueOf(store: RolloutStore, m: UserMetric): Promise<{ value: number | null; rows: number } | { problem: DiagnosticProblem }> {
+  const cols = await store.columnsOf('select * from user_metric_out');
+  if (!cols.includes('value')) return { problem: { kind: 'metric', file: m.file, message: `returns no "value" column (columns: ${cols.join(', ')}); return id, value per rollout or a single value` } };
+  if (cols.includes('id')) {
+    const r = (await store.one<{ v: number | null; n: number; ids: number }>('select avg(value::double) as v, count(value) as n, count(distinct id) as ids from user_metric_out'))!;
+    const total = (await store.one<{ n: number }>('select count(*) as n from user_metric_out'))!.n;
+    if (r.ids !== total) return { problem: { kind: 'metric', file: m.file, message: `returns ${total} rows for ${r.ids} distinct ids; a per-rollout metric returns one row per rollout` } };
+    return { value: r.v !== null && Number.isFinite(r.v) ? r.v : null, rows: Number(r.n) };
   }
-  try {
-    const cols = (await store.conn.runAndReadAll('select * from user_metric_out limit 0')).columnNames().map((c) => c.toLowerCase());
-    if (!cols.includes('value')) return { problem: { kind: 'metric', file: m.file, message: `returns no "value" column (columns: ${cols.join(', ')}); return id, value per rollout or a single value` } };
-    if (cols.includes('id')) {
-      const r = (await store.one<{ v: number | null; n: number; ids: number }>('select avg(value::double) as v, count(value) as n, count(distinct id) as ids from user_metric_out'))!;
-      const total = (await store.one<{ n: number }>('select count(*) as n from user_metric_out'))!.n;
-      if (r.ids !== total) return { problem: { kind: 'metric', file: m.file, message: `returns ${total} rows for ${r.ids} distinct ids; a per-rollout metric returns one row per rollout` } };
-      return { value: r.v !== null && Number.isFinite(r.v) ? r.v : null, rows: Number(r.n) };
-    }
-    const rows = await store.all<{ v: number | null }>('select value::double as v from user_metric_out limit 2');
-    if (rows.length > 1) return { problem: { kind: 'metric', file: m.file, message: 'returns several rows but no "id" column: return one row per rollout (id, value) or a single aggregate value' } };
-    const v = rows[0]?.v ?? null;
-    return { value: v !== null && Number.isFinite(v) ? v : null, rows: rows.length };
-  } catch (err) {
-    return { problem: sqlProblem(m, err) };
-  } finally {
-    await store.conn.run('drop table if exists user_metric_out');
-  }
+  const rows = await store.all<{ v: number | null }>('select value::double as v from user_metric_out limit 2');
+  if (rows.length > 1) return { problem: { kind: 'metric', file: m.file, message: 'returns several rows but no "id" column: return one row per rollout (id, value) or a single aggregate value' } };
+  const v = rows[0]?.v ?? null;
+  return { value: v !== null && Number.isFinite(v) ? v : null, rows: rows.length };
 }
 
 /**
@@ -318,10 +288,10 @@ export const UNTRUSTED_SCRIPT = 'a script metric runs harness code on this machi
  * run. Script metrics run only with `trust` (the user's consent to run harness code).
  */
 export async function computeUserMetrics(store: RolloutStore, metrics: UserMetric[], scope: Scope = {}, trust = false): Promise<{ results: MetricResult[]; problems: DiagnosticProblem[] }> {
-  await ensureFeatures(store);
+  await store.ensureDerivedViews();
   const results: MetricResult[] = [];
   const problems: DiagnosticProblem[] = [];
-  await withScopedViews(store, scope, async () => {
+  await store.withScopedViews(scope, async () => {
     for (const m of metrics) {
       if (m.script && !trust) {
         problems.push({ kind: 'metric', file: m.file, message: UNTRUSTED_SCRIPT });

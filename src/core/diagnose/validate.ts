@@ -1,7 +1,7 @@
 import { seededRandom } from '../util/random';
 import type { RolloutStore } from '../store/store';
 import { metricByName } from './catalog';
-import { ensureFeatures, scopeWhere, type Scope } from './health';
+import { scopeWhere, type Scope } from './health';
 
 export interface Separation {
   metric: string;
@@ -62,7 +62,7 @@ export async function validateMetric(store: RolloutStore, name: string, scope: S
   const def = metricByName(name);
   if (!def) throw new Error(`unknown metric "${name}"; see \`evotrainer health --json\` for the catalog`);
   if (!def.feature) throw new Error(`metric "${name}" is an aggregate over ${def.source} with no per-rollout value; validate it across versions instead`);
-  await ensureFeatures(store);
+  await store.ensureDerivedViews();
   const { sql, params } = scopeWhere(scope);
   const rows = await store.all<{ v: number | null; ok: boolean | null }>(`select (${def.feature})::double as v, correct as ok from rollout_features ${sql}`, params);
   const pos = rows.filter((r) => r.ok === true && r.v !== null && Number.isFinite(r.v)).map((r) => r.v!);

@@ -1,6 +1,5 @@
 import type { DuckDBValue } from '@duckdb/node-api';
-import { FAILURE_MODE_VIEW, FAILURE_MODES, SUGGESTED_LAYER, type FailureMode } from '../diagnose/failureModes';
-import { ensureFeatures } from '../diagnose/health';
+import { FAILURE_MODES, SUGGESTED_LAYER, type FailureMode } from '../diagnose/failureModes';
 import type { RolloutRow, RolloutStore, StepRow } from '../store/store';
 import { chatTurns, TURN_MARKER } from '../store/importers/verl';
 import {
@@ -58,17 +57,16 @@ export class Explorer {
   /** Builds (or rebuilds) the index; returns how long it took in ms. */
   async refresh(): Promise<number> {
     const t = performance.now();
-    await ensureFeatures(this.store);
-    await this.store.conn.run(FAILURE_MODE_VIEW);
-    await this.store.conn.run(
-      `create or replace temp table explore_index as
-       select r.id, r.run_id, r.version, r.step, r.split, r.prompt_id, r.group_id, r.sample_index,
+    await this.store.ensureDerivedViews();
+    await this.store.createTempTable({
+      name: 'explore_index',
+      select: `select r.id, r.run_id, r.version, r.step, r.split, r.prompt_id, r.group_id, r.sample_index,
               r.reward, r.correct, r.num_turns, r.response_tokens, r.stop_reason,
               coalesce(f.failure_mode, 'unknown') as failure_mode,
               left(regexp_replace(trim(coalesce(case when r.prompt_format = 'messages'
                      then coalesce(try(json_extract_string(r.prompt, '$[#-1].content')), r.prompt) else r.prompt end, '')), '\\s+', ' ', 'g'), 160) as preview
        from rollouts r left join rollout_failure_modes f on f.id = r.id`,
-    );
+    });
     this.built = true;
     this.searchTerm = null;
     this.cached = null;
@@ -82,13 +80,13 @@ export class Explorer {
   /** Rows matching a search term are computed once per term and kept while it is the current one. */
   private async ensureSearch(term: string): Promise<void> {
     if (this.searchTerm === term) return;
-    await this.store.conn.run(
-      `create or replace temp table explore_match as
-       select id from rollouts
+    await this.store.createTempTable({
+      name: 'explore_match',
+      select: `select id from rollouts
        where strpos(lower(coalesce(response, '')), $1) > 0 or strpos(lower(coalesce(prompt, '')), $1) > 0
           or strpos(lower(prompt_id), $1) > 0 or strpos(lower(coalesce(extracted_answer, '')), $1) > 0`,
-      [term],
-    );
+      params: [term],
+    });
     this.searchTerm = term;
   }
 

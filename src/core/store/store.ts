@@ -5,17 +5,23 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
+import { columnsOf, createTempTable, ensureDerivedViews, withScopedViews, withTempTables, type TempTable } from './derived';
 import { Ingest, type ImportOptions, type ImportSummary } from './ingest';
 import { acquireInstance, normalizeRow, releaseInstance, type StoreDb } from './instances';
 import { counts, getRollout, listRollouts, type ListQuery, type RolloutRow, type RolloutSummary, type StepRow } from './queries';
 import { DDL, SCHEMA_VERSION } from './schema';
+import type { Scope } from './scope';
 
 export type { FileImportResult, ImportOptions, ImportSummary, OnError } from './ingest';
 export { defaultStorePath } from './instances';
 export type { ListQuery, RolloutRow, RolloutSummary, StepRow } from './queries';
+export type { TempTable } from './derived';
+export { scopeWhere, type Scope } from './scope';
 
 /**
- * The embedded rollout store (DuckDB). One writer at a time: DuckDB locks the file.
+ * The embedded rollout store (DuckDB). One writer at a time: DuckDB locks the file. Its
+ * connection is private: readers go through the methods below (rows by SQL, derived
+ * views, scoped views, temporary tables), writers through import.
  */
 export class RolloutStore {
   private ingest: Ingest | undefined;
@@ -23,7 +29,7 @@ export class RolloutStore {
   private constructor(
     readonly file: string,
     private readonly instance: DuckDBInstance,
-    readonly conn: DuckDBConnection,
+    private readonly conn: DuckDBConnection,
     /** Opened with `{ readOnly: true }`: derived views are then temporary (see ensureFeatures). */
     readonly readOnly = false,
     private readonly instanceKey = path.resolve(file),
@@ -86,6 +92,44 @@ export class RolloutStore {
 
   async one<T = Record<string, unknown>>(sql: string, params: DuckDBValue[] = []): Promise<T | undefined> {
     return (await this.all<T>(sql, params))[0];
+  }
+
+  /**
+   * Creates (or refreshes) the views the store derives from its rollouts:
+   * `rollout_features` (with the answer-in-context findings) and `rollout_failure_modes`.
+   * Temporary on a read-only store. Call it before reading them; it is cheap once done.
+   */
+  ensureDerivedViews(): Promise<void> {
+    return ensureDerivedViews(this.db);
+  }
+
+  /** Runs `fn` with the `rollouts` and `steps` views (and the views over them) narrowed to a scope. */
+  withScopedViews<T>(scope: Scope, fn: () => Promise<T>): Promise<T> {
+    return withScopedViews(this.db, scope, fn);
+  }
+
+  /** Runs `fn` with temporary tables made from queries; they are dropped after. */
+  withTempTables<T>(tables: TempTable[], fn: () => Promise<T>): Promise<T> {
+    return withTempTables(this.db, tables, fn);
+  }
+
+  /** A temporary table made from a query, kept while the store is open (an index a view reads again and again). */
+  createTempTable(table: TempTable): Promise<void> {
+    return createTempTable(this.db, table);
+  }
+
+  /** The column names (lower case) a query returns. */
+  columnsOf(select: string): Promise<string[]> {
+    return columnsOf(this.db, select);
+  }
+
+  /**
+   * Runs a statement on a table the store keeps for another module (a cache such as the
+   * judges' verdicts: `create table if not exists …`, `insert or replace …`). Rollout data
+   * is written by import only.
+   */
+  async execute(sql: string, params: DuckDBValue[] = []): Promise<void> {
+    await this.conn.run(sql, params);
   }
 
   /**

@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { LogChunk, NamedProfile } from '../../core/jobs';
+import { curvesWebview } from '../curves/webview';
 import type { EditorSession, Engine } from '../session';
 import { buildRunsModel, formatDuration, groupDescription, isFinalState, plain, statusText, type ProfileGroup, type RunNode, type RunsModel } from './model';
 
@@ -269,22 +270,27 @@ export function registerJobs(session: EditorSession): void {
     return pick?.id;
   };
 
-  const openLog = async (id: string): Promise<void> => {
+  const openLog = async (id: string, o: { reveal?: boolean } = {}): Promise<void> => {
+    const reveal = o.reveal !== false;
     const r = root();
     if (!r) return;
     const e = engine();
     const rec = e.jobRecord(r, id);
     const have = logs.get(id);
     if (have) {
-      have.channel.show(true);
+      if (reveal) have.channel.show(true);
       if (have.follow || isFinalState(rec.state)) return;
     }
     const channel = have?.channel ?? vscode.window.createOutputChannel(`EvoTrainer Job ${plain(rec.template, 40)} ${id}`);
     const entry = { channel, follow: new AbortController() as AbortController | null };
     logs.set(id, entry);
     if (!have) context.subscriptions.push(channel);
-    channel.show(true);
-    const write = (c: LogChunk) => channel.append(logText(rec.array ? c.text.replace(/^(?=.)/gm, `[${c.task}] `) : c.text));
+    if (reveal) channel.show(true);
+    // The log feeds the training curves too (verl's step lines), live, before any import.
+    const write = (c: LogChunk) => {
+      channel.append(logText(rec.array ? c.text.replace(/^(?=.)/gm, `[${c.task}] `) : c.text));
+      e.liveCurves.feed(id, rec.run ?? id, rec.version, c.task, c.text);
+    };
     if (!have) {
       channel.appendLine(`── ${rec.template}${rec.version ? ` ${rec.version}` : ''} · job ${id} on ${rec.profile.name}${rec.remoteId ? ` (#${rec.remoteId})` : ''} · ${rec.state}`);
       // What an editor already showed of this log (another window, before a restart): then on from there.
@@ -298,6 +304,7 @@ export function registerJobs(session: EditorSession): void {
     stop.signal.addEventListener('abort', () => entry.follow?.abort());
     try {
       const final = await withLogin(() => rec.profile, () => e.followJob(r, id, { follower: EDITOR_FOLLOWER, onLog: write, onState: () => refresh(), onOffline: (err) => channel.appendLine(`(${err.message}; retrying: the job keeps running)`), signal }));
+      e.liveCurves.finish(id);
       channel.appendLine(`── ${final.state}${final.exitCode !== null ? ` (exit ${final.exitCode})` : ''}${final.elapsedSeconds !== null ? ` after ${formatDuration(final.elapsedSeconds)}` : ''}`);
       const f = e.failureText(final);
       if (f) channel.appendLine(logText(f));
@@ -396,6 +403,13 @@ export function registerJobs(session: EditorSession): void {
   cmd('evotrainer.openJobLog', async (arg?: unknown) => {
     const id = jobId(arg) ?? (await pickJob('Open Job Log', (j) => j.contextValue.includes('+log')));
     if (id) await openLog(id);
+  });
+  cmd('evotrainer.showJobCurves', async (arg?: unknown) => {
+    const id = jobId(arg) ?? (await pickJob('Show Job Curves', (j) => j.contextValue.includes('+log')));
+    if (!id) return;
+    // The chart first; following the log then feeds it (and the log's channel) as the job runs.
+    await session.webviews.show(curvesWebview, { jobId: id });
+    void openLog(id, { reveal: false });
   });
   cmd('evotrainer.fetchJobOutputs', (arg?: unknown) => fetch(arg));
   cmd('evotrainer.refreshRuns', () => refresh());

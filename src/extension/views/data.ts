@@ -3,8 +3,7 @@
 // integration tests run it against real git repositories and a real store.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { FAILURE_MODE_VIEW } from '../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, ensureFeatures, type Scope } from '../../core/diagnose/health';
+import { computeHealth, computeSeries, type Scope } from '../../core/diagnose/health';
 import { evaluateRules } from '../../core/diagnose/rules';
 import { readLedger, type Evidence, type LedgerEntry } from '../../core/harness/ledger';
 import { git, revParse } from '../../core/harness/git';
@@ -120,8 +119,7 @@ export async function loadFindings(root: string, version: string | null): Promis
     const report = await computeHealth(store, scope);
     if (!report.rollouts) return null;
     const findings: Finding[] = evaluateRules({ health: report, series: await computeSeries(store, scope) });
-    await ensureFeatures(store);
-    await store.conn.run(FAILURE_MODE_VIEW);
+    await store.ensureDerivedViews();
     const where = scope.version ? 'where version = ?' : 'where run_id = ?';
     const modes = await store.all<{ failure_mode: string; n: number }>(`select failure_mode, count(*)::int as n from rollout_failure_modes ${where} group by 1 order by n desc`, [scope.version ?? scope.run!]);
     const failureModes: FailureModeCount[] = modes.map((m) => ({ mode: m.failure_mode, count: Number(m.n) }));

@@ -141,6 +141,7 @@ export class ExplorerBackend {
     if (args.failureMode) filter.failureMode = args.failureMode;
     if (args.run) filter.run = args.run;
     if (args.version) filter.version = args.version;
+    if (args.step !== undefined) filter.step = args.step;
     return this.serialize(() => this.stateNow(filter, DEFAULT_SORT, args.rolloutId ?? null, firstPageRows));
   }
 

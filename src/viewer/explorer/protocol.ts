@@ -13,6 +13,8 @@ export interface OpenExplorerArgs {
   failureMode?: string;
   run?: string;
   version?: string;
+  /** The rollouts dumped at one training step (a step picked on the training curves). */
+  step?: number;
   rolloutId?: number;
 }
 
@@ -120,5 +122,6 @@ export const OpenExplorerArgsSchema = z.strictObject({
   failureMode: z.optional(name),
   run: z.optional(name),
   version: z.optional(name),
+  step: z.optional(z.number().check(z.int())),
   rolloutId: z.optional(z.number().check(z.int(), z.gte(0))),
 });

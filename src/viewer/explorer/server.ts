@@ -68,6 +68,8 @@ function pageArgs(params: URLSearchParams): OpenExplorerArgs {
   if (run) args.run = run.slice(0, 500);
   const version = params.get('version');
   if (version) args.version = version.slice(0, 500);
+  const step = params.get('step');
+  if (step && /^-?\d{1,9}$/.test(step)) args.step = Number(step);
   const rollout = params.get('rollout');
   if (rollout && /^\d{1,15}$/.test(rollout)) args.rolloutId = Number(rollout);
   return args;

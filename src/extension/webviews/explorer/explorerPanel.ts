@@ -56,7 +56,7 @@ class ExplorerPanel implements WebviewProvider<unknown, ExplorerState> {
     if (rawArgs !== undefined && rawArgs !== null) {
       const parsed = OpenExplorerArgsSchema.safeParse(rawArgs);
       if (!parsed.success) {
-        const msg = `Open Failure Explorer: ignored its arguments (${parsed.error.message.replace(/\s+/g, ' ').slice(0, 200)}); expected {failureMode?, run?, version?, rolloutId?}.`;
+        const msg = `Open Failure Explorer: ignored its arguments (${parsed.error.message.replace(/\s+/g, ' ').slice(0, 200)}); expected {failureMode?, run?, version?, step?, rolloutId?}.`;
         session.output.warn(msg);
         void vscode.window.showWarningMessage(msg);
       } else {
@@ -70,7 +70,7 @@ class ExplorerPanel implements WebviewProvider<unknown, ExplorerState> {
       const backend = this.backend;
       state = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EvoTrainer: indexing rollouts for the failure explorer' }, () => backend.state(args));
       if (state.status === 'failed') session.output.error(`Failure explorer: ${state.error}`);
-      else session.output.info(`Failure explorer: ${state.facets?.rollouts ?? 0} rollouts${args.failureMode ? `, filtered to ${args.failureMode}` : ''}`);
+      else session.output.info(`Failure explorer: ${state.facets?.rollouts ?? 0} rollouts${args.failureMode ? `, filtered to ${args.failureMode}` : ''}${args.step !== undefined ? `, step ${args.step}` : ''}`);
     }
     controller.setState(state);
     return { ...state, page: state.page ? { ...state.page, rows: [] } : null };

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import { FAILURE_MODE_VIEW, SUGGESTED_LAYER, type FailureMode } from '../../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, ensureFeatures, scopeWhere } from '../../../core/diagnose/health';
+import { SUGGESTED_LAYER, type FailureMode } from '../../../core/diagnose/failureModes';
+import { computeHealth, computeSeries, scopeWhere } from '../../../core/diagnose/health';
 import { evaluateRules } from '../../../core/diagnose/rules';
 import { RolloutStore } from '../../../core/store/store';
 import { findingsScope } from '../../views/data';
@@ -106,8 +106,7 @@ class HealthPanel implements WebviewProvider<string | null, HealthState> {
       const scoped = { ...base, scope: chosen.key, scopes };
       if (!report.rollouts && !report.curvePoints) return { ...scoped, status: 'empty', report, error: null };
       const findings = evaluateRules({ health: report, series: await computeSeries(store, scope) });
-      await ensureFeatures(store);
-      await store.conn.run(FAILURE_MODE_VIEW);
+      await store.ensureDerivedViews();
       const { sql, params } = scopeWhere(scope);
       const modes = await store.all<{ failure_mode: FailureMode; n: number; examples: number[] }>(
         `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes ${sql} group by 1 order by n desc`,

@@ -1,0 +1,94 @@
+import * as vscode from 'vscode';
+import { readLedger } from '../../../core/harness/ledger';
+import { openHarness } from '../../../core/harness/repo';
+import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
+import { emptyCurvesState, loadCurves, versionMarks } from '../../../viewer/curves/backend';
+import { liveCurves } from '../../../viewer/curves/live';
+import {
+  CurvesStateNotification,
+  LiveCurvesNotification,
+  OpenCurvesArgsSchema,
+  OpenStepCommand,
+  OpenStepSchema,
+  RefreshCurvesCommand,
+  SetCurveMetricCommand,
+  SetCurveMetricSchema,
+  type CurvesState,
+  type OpenCurvesArgs,
+  type VersionMark,
+} from '../../../viewer/curves/protocol';
+
+/**
+ * "EvoTrainer: Show Training Curves" (args optional: {metric, jobId}): one metric over
+ * steps for every run and version in the store, overlaid with steps aligned, each
+ * version's curve marked with its standing in the ledger; a step opens the failure
+ * explorer on the rollouts dumped at it. Job logs the editor follows feed it live.
+ */
+export const curvesFeature: WebviewFeature<CurvesState, unknown, CurvesState> = {
+  stateNotification: CurvesStateNotification,
+  initialState: (session) => ({ ...emptyCurvesState(session.storePath()), live: liveCurves.all() }),
+  create: (p) => new CurvesPanel(p),
+};
+
+class CurvesPanel implements WebviewProvider<unknown, CurvesState> {
+  private metric: string | null = null;
+  private readonly output: vscode.LogOutputChannel;
+
+  constructor(private readonly p: WebviewPanelContext<CurvesState>) {
+    const { controller } = p;
+    this.output = p.session.output;
+    const live = liveCurves.onDidChange((s) => controller.notify(LiveCurvesNotification, s));
+    controller.onDidDispose(() => live.dispose());
+    controller.onCommand(RefreshCurvesCommand, null, () => void this.reload());
+    controller.onCommand(SetCurveMetricCommand, SetCurveMetricSchema, ({ metric }) => {
+      this.metric = metric;
+      void this.reload();
+    });
+    controller.onCommand(OpenStepCommand, OpenStepSchema, async ({ run, version, step }) => {
+      await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { run, ...(version ? { version } : {}), step });
+    });
+  }
+
+  show(rawArgs?: unknown): Promise<CurvesState> {
+    let args: OpenCurvesArgs = {};
+    if (rawArgs !== undefined && rawArgs !== null) {
+      const parsed = OpenCurvesArgsSchema.safeParse(rawArgs);
+      if (parsed.success) args = parsed.data;
+      else this.output.warn(`Show Training Curves: ignored its arguments (${parsed.error.message.replace(/\s+/g, ' ').slice(0, 200)}); expected {metric?, jobId?}.`);
+    }
+    if (args.metric) this.metric = args.metric;
+    return this.reload();
+  }
+
+  private async reload(): Promise<CurvesState> {
+    const { session } = this.p;
+    const root = session.root();
+    let state: CurvesState;
+    if (!root) state = emptyCurvesState(null, 'empty', 'No harness in this workspace: open a folder with an evotrainer.yaml.');
+    else {
+      const storePath = session.storePath()!;
+      try {
+        const versions = await this.versions(root);
+        state = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EvoTrainer: reading training curves' }, () => loadCurves(storePath, this.metric, versions, liveCurves.all()));
+        this.metric = state.metric;
+        this.output.info(`Training curves: ${state.metric ?? 'none'} over ${state.series.length} run(s)${state.live.length ? `, ${state.live.length} live job log(s)` : ''}`);
+      } catch (err) {
+        const error = err instanceof Error ? err.message : String(err);
+        this.output.error(`Training curves: ${error}`);
+        state = emptyCurvesState(storePath, 'failed', error);
+      }
+    }
+    this.p.controller.setState(state);
+    return state;
+  }
+
+  /** The ledger's versions; a harness without one (not yet a git repository) marks none. */
+  private async versions(root: string): Promise<VersionMark[]> {
+    try {
+      return versionMarks(await readLedger(await openHarness(root)));
+    } catch (err) {
+      this.output.warn(`Training curves: no version marks (${err instanceof Error ? err.message : String(err)})`);
+      return [];
+    }
+  }
+}

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Frame, Page } from 'playwright-core';
+import { initHarness } from '../../src/core/harness/init';
+import { rejectVersion } from '../../src/core/harness/versions';
+import { writeVerlLog } from '../helpers/curves';
+import { repoRoot, tempDir } from '../helpers/tmp';
+import { edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
+import { atWebviewWidth, clippedIn, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
+
+const cli = path.join(repoRoot, 'bin', 'evotrainer.js');
+const app = 'evo-curves-app';
+const STEPS = 60;
+
+/** A run's curves: entropy from `e0` decaying by `decay` per step, the score rising. */
+function run(e0: number, decay: number) {
+  return Array.from({ length: STEPS }, (_, i) => ({
+    'actor/entropy': Number((e0 * Math.exp(-decay * i)).toFixed(4)),
+    'actor/grad_norm': Number((0.3 + 0.1 * Math.sin(i / 4)).toFixed(4)),
+    'actor/pg_clipfrac': 0.01,
+    'critic/score/mean': Number((0.3 + (0.5 * i) / STEPS).toFixed(4)),
+  }));
+}
+
+/** verl's rollout dump of one step: `rollout_data/{step}.jsonl`, four rollouts of two prompts. */
+function writeDump(dir: string, step: number): void {
+  mkdirSync(dir, { recursive: true });
+  const rows = [0, 1, 2, 3].map((k) => ({ input: `<|im_start|>user\nWhat is ${k % 2}+${step}?<|im_end|>\n<|im_start|>assistant\n`, output: `\\boxed{${(k % 2) + step + (k > 1 ? 1 : 0)}}`, gts: String((k % 2) + step), score: k > 1 ? 0 : 1, acc: k <= 1, step }));
+  writeFileSync(path.join(dir, `${step}.jsonl`), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+}
+
+/**
+ * The training curves in a real VS Code: three versions' runs (v0 and v1 promoted, v2
+ * rejected), their verl console logs and v1's rollout dumps imported by the CLI; the chart
+ * overlays them by step, marks each version's standing, reads values under the cursor and
+ * opens the failure explorer on a step's rollouts, by keyboard and by mouse.
+ */
+describe('real VS Code: training curves', () => {
+  let server: CodeServer;
+  let browser: Browser;
+  let page: Page;
+  let csp: string[] = [];
+  const home = tempDir('evotrainer-e2e-curves-');
+  const workspace = path.join(home, 'harness');
+
+  before(async () => {
+    const h = (await initHarness(workspace, 'starter')).harness;
+    await evaluatedVersion(h, 'v0', (wt) => edit(wt, REWARD, '"acc": correct', '"acc": bool(correct)'), { pass_rate: 0.45 }, { promote: true });
+    await evaluatedVersion(h, 'v1', (wt) => edit(wt, REWARD, '"format": 1.0 if pred is not None else 0.0', '"format": 0.5 if pred is not None else 0.0'), { pass_rate: 0.5 });
+    await rejectVersion(h, 'v2', 'entropy collapsed while the score rose');
+    const runs: [string, number, number][] = [['v0', 1.2, 0.004], ['v1', 1.25, 0.01], ['v2', 1.3, 0.06]];
+    for (const [v, e0, decay] of runs) {
+      const dir = path.join(home, 'runs', v);
+      writeVerlLog(path.join(dir, 'train.log'), run(e0, decay));
+      if (v === 'v1') for (let s = 10; s <= STEPS; s += 10) writeDump(path.join(dir, 'rollout_data'), s);
+      const r = spawnSync(process.execPath, [cli, 'import', dir, '--run', `train-${v}`, '--version', v], { cwd: workspace, encoding: 'utf8' });
+      assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    }
+    server = await startCodeServer({ workspace, home });
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    csp = watchCspViolations(page);
+    await openWorkbench(page, server.url);
+    await runCommand(page, 'View: Hide Secondary Side Bar', 8_000).catch(() => page.keyboard.press('Escape'));
+    mkdirSync(resultsDir, { recursive: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  const readout = (frame: Frame) => frame.locator('[data-testid="curves-readout"]').innerText();
+
+  it('overlays the runs of every version by step, marks promotions and the rejection, fits 600 px', () => withScreenshot(page, 'curves', async () => {
+    await runCommand(page, 'EvoTrainer: Show Training Curves');
+    const frame = await findFrame(page, '[data-testid="curves-chart"]', 90_000);
+    assert.equal(await frame.locator('[data-testid="curves-metric"]').evaluate((e) => (e as HTMLSelectElement).value), 'entropy');
+    const lines = frame.locator(`${app} path.line`);
+    assert.equal(await lines.count(), 3);
+    for (const d of await lines.evaluateAll((els) => els.map((e) => e.getAttribute('d') ?? ''))) assert.ok((d.match(/L/g) ?? []).length >= 20, `a drawn line: ${d.slice(0, 60)}`);
+    // Each line's colour is a theme chart colour, and no two are the same.
+    const strokes = await lines.evaluateAll((els) => els.map((e) => getComputedStyle(e).stroke));
+    assert.equal(new Set(strokes).size, 3, strokes.join(' '));
+    // Promoted versions as stars at their curve's end (and a rule at that step), the rejected one crossed.
+    assert.equal(await frame.locator('[data-testid="mark-v1"]').evaluate((e) => e.tagName), 'polygon');
+    assert.equal(await frame.locator('[data-testid="mark-v0"]').evaluate((e) => e.tagName), 'polygon');
+    assert.equal(await frame.locator('[data-testid="mark-v2"]').evaluate((e) => e.tagName), 'path');
+    assert.match(await frame.locator(`${app} .promotion-label`).first().textContent() ?? '', /v1 ★.*promoted|v0, v1 ★ promoted/);
+    assert.match(await frame.locator(`${app} .legend`).innerText(), /train-v2@v2\s+rejected/);
+    // Rollouts dumped at v1's steps 10…60: ticks under the axis.
+    assert.equal(await frame.locator(`${app} svg.plot .dump`).count(), 6);
+    await page.mouse.move(5, 880);
+    await page.screenshot({ path: path.join(resultsDir, 'curves-first-paint.png') });
+    assert.deepEqual(csp, [], 'no CSP violation on first paint');
+    await atWebviewWidth(page, frame, 'curves', async () => {
+      assert.deepEqual(await clippedIn(frame, app), [], 'nothing cut off at 600 px');
+      const w = await frame.locator(`${app} svg.plot`).evaluate((e) => ({ box: e.getBoundingClientRect().width, view: Number(e.getAttribute('viewBox')!.split(' ')[2]) }));
+      assert.ok(Math.abs(w.box - w.view) < 2, `the chart is drawn for its width: ${JSON.stringify(w)}`);
+    });
+  }));
+
+  it('reads values by keyboard and opens the failure explorer on the rollouts of a step', () => withScreenshot(page, 'curves-keyboard', async () => {
+    const frame = await findFrame(page, '[data-testid="curves-chart"]');
+    const chart = frame.locator('[data-testid="curves-chart"]');
+    assert.match((await chart.getAttribute('aria-label')) ?? '', /entropy over training steps 1 to 60 for 3 run\(s\): train-v0@v0, train-v1@v1, train-v2@v2/);
+    await chart.focus();
+    await page.keyboard.press('Home');
+    assert.match(await readout(frame), /step 1 · train-v0@v0 actor\/entropy 1\.2/);
+    await page.keyboard.press('ArrowDown');
+    assert.match(await readout(frame), /step 1 · train-v1@v1 actor\/entropy 1\.25/);
+    for (let i = 0; i < 19; i++) await page.keyboard.press('ArrowRight');
+    assert.match(await readout(frame), /step 20 · train-v1@v1 .* 4 rollouts dumped here/);
+    await page.screenshot({ path: path.join(resultsDir, 'curves-cursor.png') });
+    await page.keyboard.press('Enter');
+    const explorer = await findFrame(page, '[data-testid="explorer-total"]', 60_000);
+    await explorer.locator('[data-testid="explorer-total"]', { hasText: '4 rollouts match' }).waitFor({ timeout: 30_000 });
+    assert.equal(await explorer.locator('[data-testid="explorer-step"]').evaluate((e) => (e as HTMLInputElement).value), '20');
+    assert.equal(await explorer.locator('[data-testid="explorer-run"]').evaluate((e) => (e as HTMLSelectElement).value), 'train-v1');
+    await page.screenshot({ path: path.join(resultsDir, 'curves-explorer-step.png') });
+  }));
+
+  it('by mouse: another metric, a step without dumps opens the nearest step that has some', () => withScreenshot(page, 'curves-mouse', async () => {
+    await runCommand(page, 'EvoTrainer: Show Training Curves');
+    const frame = await findFrame(page, '[data-testid="curves-chart"]');
+    await frame.locator('[data-testid="curves-metric"]').click();
+    await frame.getByRole('option', { name: 'grad_norm (actor/grad_norm)' }).click();
+    await frame.locator('[data-testid="curves-chart"][aria-label^="grad_norm over training steps"]').waitFor({ timeout: 30_000 });
+    // Only v1's line: hide the others from the legend.
+    await frame.locator('[data-testid="series-train-v0@v0"]').click();
+    await frame.locator('[data-testid="series-train-v2@v2"]').click();
+    assert.equal(await frame.locator(`${app} path.line`).count(), 1);
+    // Point at step ~33 of the line, then click.
+    const svgBox = (await frame.locator(`${app} svg.plot`).boundingBox())!;
+    const d = (await frame.locator(`${app} path.line`).getAttribute('d'))!;
+    const pts = [...d.matchAll(/[ML]([\d.]+),([\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])] as const);
+    const view = await frame.locator(`${app} svg.plot`).evaluate((e) => Number(e.getAttribute('viewBox')!.split(' ')[2]));
+    const [px, py] = pts[32]!;
+    await page.mouse.move(svgBox.x + (px * svgBox.width) / view, svgBox.y + (py * svgBox.height) / 320);
+    assert.match(await readout(frame), /step 33 · train-v1@v1 actor\/grad_norm .* nearest rollouts at step 30/);
+    await page.mouse.down();
+    await page.mouse.up();
+    assert.match(await readout(frame), /Step 33 dumped no rollouts: opened the nearest step that did, 30/);
+    const explorer = await findFrame(page, '[data-testid="explorer-total"]', 60_000);
+    await explorer.waitForFunction(() => (document.querySelector('evo-explorer-app')?.shadowRoot?.querySelector('[data-testid="explorer-step"]') as HTMLInputElement | null)?.value === '30', undefined, { timeout: 30_000 });
+    assert.deepEqual(csp, [], 'the webview console has no CSP violation');
+  }));
+});
