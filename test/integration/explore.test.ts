@@ -5,7 +5,10 @@ import { Explorer, INLINE_CHARS } from '../../src/core/explore/explorer';
 import type { ExplorerQuery } from '../../src/core/explore/types';
 import { RolloutStore } from '../../src/core/store/store';
 import { ExplorerBackend } from '../../src/viewer/explorer/backend';
-import type { PageResult, TextResult, TrajectoryResult } from '../../src/viewer/explorer/protocol';
+import { ExplorerMethods, type PageResult } from '../../src/viewer/explorer/protocol';
+import type { TextChunk, Trajectory } from '../../src/core/explore/types';
+import type { IpcResponse } from '../../src/viewer/protocol';
+import { HostTransport } from '../../src/viewer/transport';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { HUGE_LINE_CHARS, HUGE_LINE_END, IMG_TEXT, SCRIPT_TEXT, writeHostileTrajectory } from '../helpers/hostile';
 import { tempDir } from '../helpers/tmp';
@@ -169,23 +172,45 @@ describe('failure explorer backend (the host side of the webview protocol)', () 
     assert.equal(s.facets!.rollouts, 303);
   });
 
-  it('answers each command with its notification, and drops malformed ones with a log line', async () => {
-    const page = (await backend.handle('explorer/query', { requestId: 7, filter: { correct: 'false' }, sort: { column: 'reward', descending: false }, offset: 0, limit: 10, withHistogram: true }))!;
-    assert.equal(page.method, 'explorer/page');
-    const p = page.params as PageResult;
-    assert.equal(p.requestId, 7);
-    assert.equal(p.page!.total, 79);
+  it('answers each request by id through the transport, and refuses malformed ones with a reason and a log line', async () => {
+    const transport = new HostTransport('explorer', (l, m) => logs.push(`${l} ${m}`)).serve(ExplorerMethods, backend.methods);
+    const result = <R>(r: IpcResponse | null): R => {
+      assert.ok(r && 'result' in r, JSON.stringify(r));
+      return r.result as R;
+    };
+    const pageAnswer = await transport.receive({ id: 7, method: 'explorer/query', params: { filter: { correct: 'false' }, sort: { column: 'reward', descending: false }, offset: 0, limit: 10, withHistogram: true } });
+    assert.equal(pageAnswer!.id, 7);
+    const p = result<PageResult>(pageAnswer);
+    assert.equal(p.page.total, 79);
     assert.ok(p.histogram!.length > 0);
-    const traj = (await backend.handle('explorer/openTrajectory', { requestId: 8, id: p.page!.rows[0]!.id }))!.params as TrajectoryResult;
-    assert.equal(traj.trajectory!.id, p.page!.rows[0]!.id);
-    const more = (await backend.handle('explorer/moreText', { requestId: 9, id: traj.id, part: { kind: 'message', index: 0 }, offset: 10 }))!.params as TextResult;
-    assert.equal(more.chunk!.text, traj.trajectory!.messages[0]!.content.text.slice(10));
-    assert.equal(await backend.handle('explorer/query', { requestId: 1, filter: {}, sort: { column: 'nope', descending: false }, offset: 0, limit: 10, withHistogram: false }), null);
-    assert.equal(await backend.handle('explorer/exec', {}), null);
-    assert.ok(logs.some((l) => /rejected "explorer\/query"/.test(l)));
-    assert.ok(logs.some((l) => /ignored unknown command "explorer\/exec"/.test(l)));
-    const bad = (await backend.handle('explorer/query', { requestId: 2, filter: { failureMode: 'bogus' }, sort: { column: 'id', descending: false }, offset: 0, limit: 10, withHistogram: false }))!.params as PageResult;
-    assert.match(bad.error!, /unknown failure mode "bogus"/);
+    const traj = result<Trajectory>(await transport.receive({ id: 8, method: 'explorer/openTrajectory', params: { id: p.page.rows[0]!.id } }));
+    assert.equal(traj.id, p.page.rows[0]!.id);
+    const more = result<TextChunk>(await transport.receive({ id: 9, method: 'explorer/moreText', params: { id: traj.id, part: { kind: 'message', index: 0 }, offset: 10 } }));
+    assert.equal(more.text, traj.messages[0]!.content.text.slice(10));
+
+    const invalid = await transport.receive({ id: 1, method: 'explorer/query', params: { filter: {}, sort: { column: 'nope', descending: false }, offset: 0, limit: 10, withHistogram: false } });
+    assert.ok(invalid && 'error' in invalid && invalid.code === 'invalid_params' && invalid.id === 1, JSON.stringify(invalid));
+    assert.match(invalid.error, /invalid parameters for "explorer\/query"/);
+    const unknown = await transport.receive({ id: 2, method: 'explorer/exec', params: {} });
+    assert.ok(unknown && 'error' in unknown && unknown.code === 'unknown_method', JSON.stringify(unknown));
+    const noId = await transport.receive({ method: 'explorer/query', params: { filter: {}, sort: { column: 'id', descending: false }, offset: 0, limit: 1, withHistogram: false } });
+    assert.equal(noId, null, 'a request without an id cannot be answered');
+    assert.equal(await transport.receive('explorer/query'), null);
+    assert.equal(await transport.receive({ id: -1, method: 'explorer/query', params: {} }), null);
+    assert.ok(logs.some((l) => /warn \[explorer\] invalid parameters for "explorer\/query"/.test(l)));
+    assert.ok(logs.some((l) => /unknown method "explorer\/exec"/.test(l)));
+    assert.ok(logs.some((l) => /"explorer\/query" is a request: it needs an id/.test(l)));
+
+    const failed = await transport.receive({ id: 3, method: 'explorer/query', params: { filter: { failureMode: 'bogus' }, sort: { column: 'id', descending: false }, offset: 0, limit: 10, withHistogram: false } });
+    assert.ok(failed && 'error' in failed && failed.code === 'failed', JSON.stringify(failed));
+    assert.match(failed.error, /unknown failure mode "bogus"/);
+    const gone = await transport.receive({ id: 4, method: 'explorer/openTrajectory', params: { id: 99_999_999 } });
+    assert.ok(gone && 'error' in gone && /no rollout with id 99999999/.test(gone.error), JSON.stringify(gone));
+    // Refresh answers with the whole state under the last filter that could be read.
+    const refreshed = result<{ status: string; filter: { correct?: string }; page: { total: number } }>(await transport.receive({ id: 5, method: 'explorer/refresh' }));
+    assert.equal(refreshed.status, 'ready');
+    assert.deepEqual(refreshed.filter, { correct: 'false' });
+    assert.equal(refreshed.page.total, 79);
   });
 
   it('closes the store when idle (so imports can write) and reopens it on the next request', async () => {

@@ -85,17 +85,22 @@ describe('evotrainer view (the failure explorer in a browser, over HTTP)', () =>
   it('answers the webview protocol over POST, validating what arrives', async () => {
     const api = new URL('api', url).href;
     const post = (body: unknown, type = 'application/json') => http(api, { method: 'POST', headers: { 'content-type': type }, body: JSON.stringify(body) });
-    const ok = await post({ method: 'explorer/query', params: { requestId: 3, filter: { search: 'sympy' }, sort: { column: 'reward', descending: true }, offset: 0, limit: 5, withHistogram: true } });
+    const ok = await post({ id: 3, method: 'explorer/query', params: { filter: { search: 'sympy' }, sort: { column: 'reward', descending: true }, offset: 0, limit: 5, withHistogram: true } });
     assert.equal(ok.status, 200);
-    const { messages } = JSON.parse(ok.body) as { messages: { method: string; params: PageResult }[] };
-    assert.equal(messages[0]!.method, 'explorer/page');
-    assert.equal(messages[0]!.params.requestId, 3);
-    assert.ok(messages[0]!.params.page!.total > 0);
-    assert.ok(messages[0]!.params.page!.rows.every((r) => /sympy/.test(r.prompt_id)));
-    const bad = await post({ method: 'explorer/query', params: { requestId: 3, filter: {}, sort: { column: 'id;', descending: true }, offset: 0, limit: 5, withHistogram: true } });
+    const answer = JSON.parse(ok.body) as { id: number; result: PageResult };
+    assert.equal(answer.id, 3);
+    assert.ok(answer.result.page.total > 0);
+    assert.ok(answer.result.page.rows.every((r) => /sympy/.test(r.prompt_id)));
+    const bad = await post({ id: 4, method: 'explorer/query', params: { filter: {}, sort: { column: 'id;', descending: true }, offset: 0, limit: 5, withHistogram: true } });
     assert.equal(bad.status, 400);
+    assert.deepEqual({ ...(JSON.parse(bad.body) as object), error: undefined }, { id: 4, code: 'invalid_params', error: undefined });
     assert.match(bad.body, /invalid parameters/);
-    assert.equal((await post({ method: 'explorer/nope', params: {} })).status, 400);
+    // The handler's own failure is an answer (with its reason), not a refused message.
+    const failed = await post({ id: 5, method: 'explorer/openTrajectory', params: { id: 99_999_999 } });
+    assert.equal(failed.status, 200);
+    assert.deepEqual(JSON.parse(failed.body), { id: 5, error: 'no rollout with id 99999999', code: 'failed' });
+    assert.equal((await post({ id: 6, method: 'explorer/nope', params: {} })).status, 400);
+    assert.equal((await post({ method: 'explorer/query', params: {} })).status, 400, 'a request needs an id');
     assert.equal((await post({ method: 'explorer/refresh' }, 'text/plain')).status, 415, 'a cross-site form post (not JSON) is refused');
     assert.equal((await http(api, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' })).status, 400);
   });

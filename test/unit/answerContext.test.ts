@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { answerBlocksOf, findAnswerInContext, patchAnswerBlocks } from '../../src/core/diagnose/answerContext';
-import { behaviourOf } from '../../src/core/backtest/flips';
+import { behaviourOf } from '../../src/core/gate/flips';
 import { requireSharedData, sweDir } from '../helpers/data';
 
 interface Doc {

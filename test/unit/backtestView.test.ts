@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BacktestReport } from '../../src/core/backtest/backtest';
-import type { GateReport } from '../../src/core/backtest/gate';
+import type { GateReport } from '../../src/core/gate';
 import { computeStats, type ScoredRollout } from '../../src/core/backtest/report';
 import { comparePaired } from '../../src/core/backtest/stats';
 import type { LedgerEntry } from '../../src/core/harness/ledger';

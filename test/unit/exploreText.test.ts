@@ -103,7 +103,7 @@ describe('explorer text: chunks and conversation alignment', () => {
 });
 
 describe('explorer protocol: messages are validated on arrival', () => {
-  const q = { requestId: 1, filter: {}, sort: { column: 'reward', descending: true }, offset: 0, limit: 200, withHistogram: true };
+  const q = { filter: {}, sort: { column: 'reward', descending: true }, offset: 0, limit: 200, withHistogram: true };
   it('accepts a well-formed query', () => assert.ok(QuerySchema.safeParse(q).success));
   it('rejects unknown columns, fractional offsets, huge pages, unknown keys and long search terms', () => {
     assert.ok(!QuerySchema.safeParse({ ...q, sort: { column: 'prompt; drop table rollouts', descending: false } }).success);
@@ -111,8 +111,8 @@ describe('explorer protocol: messages are validated on arrival', () => {
     assert.ok(!QuerySchema.safeParse({ ...q, limit: 1_000_000 }).success);
     assert.ok(!QuerySchema.safeParse({ ...q, extra: 1 }).success);
     assert.ok(!QuerySchema.safeParse({ ...q, filter: { search: 'x'.repeat(201) } }).success);
-    assert.ok(!MoreTextSchema.safeParse({ requestId: 1, id: 1, part: { kind: 'prompt' }, offset: 0 }).success);
-    assert.ok(MoreTextSchema.safeParse({ requestId: 1, id: 1, part: { kind: 'message', index: 3 }, offset: 16000 }).success);
+    assert.ok(!MoreTextSchema.safeParse({ id: 1, part: { kind: 'prompt' }, offset: 0 }).success);
+    assert.ok(MoreTextSchema.safeParse({ id: 1, part: { kind: 'message', index: 3 }, offset: 16000 }).success);
   });
   it('accepts the command arguments the Findings view passes', () => {
     assert.ok(OpenExplorerArgsSchema.safeParse({ failureMode: 'leak' }).success);

@@ -1,11 +1,11 @@
 import path from 'node:path';
 import type { Scope } from '../../core/diagnose/health';
-import { formatBacktest, formatGate, recordBacktest, recordGate, runBacktest, runGate } from '../../core/backtest';
+import { formatBacktest, recordBacktest, runBacktest } from '../../core/backtest';
 import { clusterRunner } from '../../core/backtest/cluster';
+import { decideAndApply, formatGate } from '../../core/gate';
 import { resolveProfile } from '../../core/jobs';
 import { LLM_ENV, openAiChatFromEnv } from '../../core/llm/openai';
 import { readWorkingManifest } from '../../core/harness/repo';
-import { promoteVersion, rejectVersion } from '../../core/harness/versions';
 import type { Harness } from '../../core/harness/repo';
 import { defaultStorePath, RolloutStore } from '../../core/store/store';
 import { UsageError } from '../args';
@@ -118,17 +118,10 @@ export const gate: Command = {
       const sample = flagString(flags, 'audit') === '0' ? 0 : (positiveFlag(flags, 'audit', true) ?? 8);
       const llm = process.env[LLM_ENV.endpoint] && process.env[LLM_ENV.model] && sample > 0;
       const audit = llm ? { model: openAiChatFromEnv(), sample, budget: { maxCalls: sample } } : undefined;
-      const report = await runGate(h, store, { version: id, against: flagString(flags, 'against'), ...(audit ? { audit } : {}) });
-      if (!flags['no-record']) await recordGate(h, report);
-      else if (flags.apply) throw new UsageError('--apply needs the decision recorded; drop --no-record');
-      let applied = '';
-      if (flags.apply && report.decision === 'promote') {
-        const r = await promoteVersion(h, id);
-        applied = `${id} promoted; evo/promoted → ${r.entry.commit.slice(0, 12)}`;
-      } else if (flags.apply && report.decision === 'reject') {
-        await rejectVersion(h, id, `gate: ${report.checks.filter((c) => c.passed === false).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`, 'gate');
-        applied = `${id} rejected; its branch stays as negative evidence`;
-      }
+      if (flags['no-record'] && flags.apply) throw new UsageError('--apply needs the decision recorded; drop --no-record');
+      const r = await decideAndApply(h, store, { version: id, against: flagString(flags, 'against'), ...(audit ? { audit } : {}), judge: 'eval_rollouts', record: !flags['no-record'], act: flags.apply ? 'decision' : 'none' });
+      const report = r.report!;
+      const applied = r.applied === 'promoted' ? `${id} promoted; evo/promoted → ${r.entry.commit.slice(0, 12)}` : r.applied === 'rejected' ? `${id} rejected; its branch stays as negative evidence` : '';
       out(flags.json ? JSON.stringify({ ...report, applied: applied || null }, null, 2) : formatGate(report) + (applied ? `\n${applied}` : report.decision === 'needs_human' ? `\nA person decides: \`evotrainer promote ${id} --override "why"\` or \`evotrainer reject ${id} --reason "why"\`` : ''));
       return report.decision === 'promote' ? 0 : report.decision === 'reject' ? 1 : 3;
     });

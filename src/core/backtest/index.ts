@@ -1,5 +1,4 @@
 export { formatBacktest, loadCachedRollouts, localRunner, recordBacktest, runBacktest, type BacktestKind, type BacktestOptions, type BacktestReport, type CallRunner } from './backtest';
-export { formatGate, gateDecision, recordGate, runGate, HONEST_SUFFIX, type GateCheck, type GateReport } from './gate';
 export { BacktestError, WorkerPool, type CallResult, type FunctionSpec, type PoolOptions } from './pool';
 export { computeStats, formatStats, type BacktestStats, type ScoredRollout } from './report';
 export { comparePaired, formatComparison, pairedBootstrap, permutationTest, type PairedComparison } from './stats';

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { recordBacktest, runBacktest } from '../backtest/backtest';
-import { formatGate, recordGate, runGate, HONEST_SUFFIX } from '../backtest/gate';
+import { decideAndApply, formatGate, HONEST_SUFFIX, promoteVersion, rejectionReason } from '../gate';
 import { computeHealth, computeSeries, manifestThresholds, type HealthReport } from '../diagnose/health';
 import { computeUserMetrics, parseUserMetric } from '../diagnose/userDiagnostics';
 import { analyzeChanges } from '../harness/changes';
@@ -10,7 +10,7 @@ import { evaluateRules } from '../diagnose/rules';
 import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from '../harness/ledger';
 import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo';
 import { applySkill, listSkills, recordSkill, renderSkill, skillsDir, type LoadedSkill } from '../harness/skills';
-import { advanceVersion, commitVersion, newVersion, promoteVersion, rejectVersion } from '../harness/versions';
+import { advanceVersion, commitVersion, newVersion, rejectVersion } from '../harness/versions';
 import { fetchOutputs, LOCAL_PROFILE, recordsFor, submitJob, waitForJob, type JobRecords, type NamedProfile } from '../jobs';
 import type { Layer, SkillCategory } from '../model';
 import type { RolloutStore } from '../store/store';
@@ -347,27 +347,38 @@ export class Evolution {
       this.log(`${id}: evaluated ${Object.entries(metrics).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(', ')}`);
     }
     if (e.status === 'evaluated') {
-      const g = await runGate(this.h, this.o.store, { version: id });
-      await recordGate(this.h, g);
-      for (const line of formatGate(g).split('\n')) this.log(line);
-      const a = await this.human('completion', id, `gate: ${g.decision}`, formatGate(g));
-      if (a.answer === 'ABORT') return 'aborted';
-      const decision = a.answer === 'REVISE' ? 'reject' : g.decision;
-      if (decision === 'promote') {
-        await promoteVersion(this.h, id);
+      let revised = false;
+      let aborted = false;
+      let why = '';
+      const r = await decideAndApply(this.h, this.o.store, {
+        version: id,
+        judge: 'eval_rollouts',
+        act: async (g) => {
+          for (const line of formatGate(g).split('\n')) this.log(line);
+          const a = await this.human('completion', id, `gate: ${g.decision}`, formatGate(g));
+          if (a.answer === 'ABORT') {
+            aborted = true;
+            return { act: 'none' };
+          }
+          if (a.answer === 'REVISE') {
+            revised = true;
+            why = `revised at the completion gate: ${a.feedback}`;
+            return { act: 'reject', reason: why, by: 'human' };
+          }
+          if (g.decision === 'promote') return { act: 'promote' };
+          why = g.decision === 'needs_human' ? `inconclusive (within noise; autonomous run): ${g.checks.filter((c) => c.passed !== true).map((c) => `${c.check}: ${c.detail}`).join(' | ')}` : rejectionReason(g);
+          return { act: 'reject', reason: why, by: 'gate' };
+        },
+      });
+      if (aborted) return 'aborted';
+      if (r.applied === 'promoted') {
         this.log(`${id}: PROMOTED (evo/promoted → ${e.commit.slice(0, 12)})`);
-        await this.distil(requireEntry(await readLedger(this.h), id), trigger ?? e.hypothesis?.successCriterion ?? 'manual');
+        await this.distil(r.entry, trigger ?? e.hypothesis?.successCriterion ?? 'manual');
         return 'promoted';
       }
-      const why =
-        a.answer === 'REVISE'
-          ? `revised at the completion gate: ${a.feedback}`
-          : decision === 'needs_human'
-            ? `inconclusive (within noise; autonomous run): ${g.checks.filter((c) => c.passed !== true).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`
-            : `gate: ${g.checks.filter((c) => c.passed === false).map((c) => `${c.check}: ${c.detail}`).join(' | ')}`;
-      await rejectVersion(this.h, id, why, a.answer === 'REVISE' ? 'human' : 'gate');
       this.log(`${id}: REJECTED — ${why}`);
-      if (decision === 'reject') await this.reviseDiagnostics(id, g.checks.filter((c) => c.category === 'validity' && c.passed === false).map((c) => c.check));
+      const g = r.report!;
+      if (revised || g.decision === 'reject') await this.reviseDiagnostics(id, g.checks.filter((c) => c.category === 'validity' && c.passed === false).map((c) => c.check));
       return 'rejected';
     }
     return e.status === 'promoted' ? 'promoted' : 'rejected';

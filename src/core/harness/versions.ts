@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { GateDecision, Hypothesis, Intervention, Layer, VersionId, VersionStatus } from '../model';
 import { checkBoundary, checkSingleFactor, type BoundaryViolation, type FactorCheck } from './boundary';
 import { analyzeChanges, type ChangeSet } from './changes';
-import { readLedger, requireEntry, updateLedger, versionNumber, type Evidence, type LedgerEntry, type PromotedLine } from './ledger';
+import { readLedger, requireEntry, updateLedger, versionNumber, type Evidence, type Ledger, type LedgerEntry, type PromotedLine } from './ledger';
 import { casRef, git, gitOut, oneLine, parseTrailers, revParse, ZERO_OID } from './git';
 import { dirtyPaths, EVO_PREFIX, HarnessError, KEEP_PREFIX, listWorktrees, manifestAt, nowIso, operationInProgress, OPERATION_NEXT_STEP, processAlive, PROMOTED_REF, WORKTREES_DIR, type Harness } from './repo';
 import { testPause } from './testHooks';
@@ -451,84 +451,22 @@ export async function attachEvidence(h: Harness, id: string, o: AdvanceOptions):
   return result;
 }
 
-// ---------------------------------------------------------------- promotion gate
-
-/** `metric op number`, e.g. `dead_group_ratio < 0.30`. */
-export function parseCriterion(text: string): { metric: string; op: '<' | '<=' | '>' | '>=' | '=='; value: number } | null {
-  const m = /^\s*([A-Za-z_][\w.@-]*)\s*(<=|>=|==|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/.exec(text);
-  return m ? { metric: m[1]!, op: m[2] as '<', value: Number(m[3]) } : null;
-}
-
-function compare(a: number, op: string, b: number): boolean {
-  return op === '<' ? a < b : op === '<=' ? a <= b : op === '>' ? a > b : op === '>=' ? a >= b : a === b;
-}
+// ---------------------------------------------------------------- decisions (the gate decides: core/gate)
 
 /**
- * Promote only if the primary metric does not regress against the promoted version,
- * the success criterion holds, and no other metric crosses its alert threshold that the
- * parent did not (METHOD.md, "Promotion").
+ * evaluated → promoted: the ledger first (the version's status, the decision as its
+ * evidence, the promoted line), then evo/promoted by compare-and-swap. `decide` runs inside
+ * the ledger update with the entry and ledger as they are now, and returns the decision in
+ * force or throws (nothing changed).
  */
-export async function promotionGate(h: Harness, entry: LedgerEntry, ledger: Awaited<ReturnType<typeof readLedger>>): Promise<GateDecision> {
-  const reasons: GateDecision['reasons'] = [];
-  const primary = entry.primaryMetric;
-  const value = primary ? entry.metrics[primary] : undefined;
-  reasons.push({ check: 'evaluated', passed: entry.status === 'evaluated', detail: `status ${entry.status}` });
-  const best = ledger.promoted ? ledger.entries.get(ledger.promoted.version) : undefined;
-  const bestValue = primary && best ? best.metrics[primary] : undefined;
-  if (value === undefined) reasons.push({ check: 'primary metric', passed: false, detail: `no ${primary ?? 'primary metric'} value recorded` });
-  else if (bestValue === undefined) reasons.push({ check: 'primary metric', passed: true, detail: `${primary} ${value} (the promoted ${best?.id ?? 'line'} has no value to compare)` });
-  else reasons.push({ check: 'primary metric', passed: value >= bestValue, detail: `${primary} ${value} vs promoted ${best!.id} ${bestValue} (${value >= bestValue ? 'no regression' : 'regressed'})` });
-  const crit = entry.hypothesis ? parseCriterion(entry.hypothesis.successCriterion) : null;
-  if (crit) {
-    const v = entry.metrics[crit.metric];
-    reasons.push({ check: 'success criterion', passed: v !== undefined && compare(v, crit.op, crit.value), detail: v === undefined ? `${crit.metric} was not recorded (add it with --metrics)` : `${crit.metric} = ${v}, needs ${crit.op} ${crit.value}` });
-  } else if (entry.hypothesis) {
-    reasons.push({ check: 'success criterion', passed: false, detail: `"${entry.hypothesis.successCriterion}" is not machine-checkable (write it as METRIC OP NUMBER); a person must judge it (--override "REASON")` });
-  }
-  const thresholds = (await manifestAt(h, entry.commit)).thresholds ?? {};
-  const parent = entry.parent ? ledger.entries.get(entry.parent) : undefined;
-  for (const [metric, t] of Object.entries(thresholds)) {
-    const v = entry.metrics[metric];
-    if (v === undefined || t.warning === undefined) continue;
-    const bad = (x: number) => compare(x, t.op ?? '>', t.warning!);
-    const pv = parent?.metrics[metric];
-    if (bad(v) && !(pv !== undefined && bad(pv))) reasons.push({ check: `side effect: ${metric}`, passed: false, detail: `${metric} = ${v} crosses its warning threshold ${t.op ?? '>'} ${t.warning}${pv !== undefined ? ` (parent ${pv})` : ''}` });
-  }
-  const tip = await revParse(h.root, PROMOTED_REF);
-  const ff = !tip || (await git(h.root, ['merge-base', '--is-ancestor', tip, entry.commit], { allowFail: true })).code === 0;
-  reasons.push({ check: 'promoted line', passed: ff, detail: ff ? 'fast-forward of evo/promoted' : `${entry.id} does not descend from the promoted ${ledger.promoted?.version ?? 'tip'}; re-apply it on top (\`evotrainer skill apply\` or a new version from ${ledger.promoted?.version})` });
-  const passed = reasons.every((r) => r.passed);
-  return { version: entry.id, gate: 'promotion', decision: passed ? 'promote' : 'reject', reasons, decidedAt: nowIso(), decidedBy: 'gate' };
-}
-
-export class GateError extends HarnessError {
-  constructor(readonly decision: GateDecision) {
-    super(
-      `the promotion gate does not pass ${decision.version}; nothing was changed:\n${decision.reasons.map((r) => `  [${r.passed ? 'ok' : 'FAIL'}] ${r.check}: ${r.detail}`).join('\n')}\n` +
-        `Reject it (\`evotrainer reject ${decision.version} --reason …\`) or, as a person, promote it anyway with --override "REASON".`,
-    );
-  }
-}
-
-export async function promoteVersion(h: Harness, id: string, o: { override?: string } = {}): Promise<{ entry: LedgerEntry; decision: GateDecision; repairs: string[] }> {
+export async function markPromoted(h: Harness, id: string, decide: (entry: LedgerEntry, ledger: Ledger) => Promise<GateDecision>): Promise<{ entry: LedgerEntry; decision: GateDecision; repairs: string[] }> {
   const repairs = await reconcile(h);
   let result!: { entry: LedgerEntry; decision: GateDecision };
   const before = await revParse(h.root, PROMOTED_REF);
   await updateLedger(h, async (ledger) => {
     const e = requireEntry(ledger, id);
     if (e.status === 'promoted' || e.status === 'rejected') throw new HarnessError(`${id} is already ${e.status}; decisions are final (make a new version)`);
-    const metricsGate = await promotionGate(h, e, ledger);
-    const nonFf = metricsGate.reasons.find((r) => r.check === 'promoted line' && !r.passed);
-    if (nonFf) throw new GateError({ ...metricsGate, reasons: metricsGate.reasons });
-    // A decision of the evidence gate (`evotrainer gate`) recorded on the version wins over
-    // the recorded-metrics check: it judged the eval rollouts themselves.
-    const recorded = e.decision && e.decision.decidedBy === 'gate' && e.decision.gate === 'promotion' ? e.decision : null;
-    const gate = recorded ? { ...recorded, reasons: [...recorded.reasons, ...metricsGate.reasons.filter((r) => r.check === 'promoted line')] } : metricsGate;
-    let decision = gate;
-    if (gate.decision !== 'promote') {
-      if (!o.override) throw new GateError(gate);
-      decision = { ...gate, decision: 'promote', decidedBy: 'human', reasons: [...gate.reasons, { check: 'human override', passed: true, detail: `${h.actor}: ${oneLine(o.override)}` }] };
-    }
+    const decision = await decide(e, ledger);
     const entry: LedgerEntry = { ...e, status: 'promoted', decision, transitions: [...e.transitions, { from: e.status, to: 'promoted', at: nowIso(), by: h.actor, evidence: [{ kind: 'gate', summary: decision.reasons.map((r) => `${r.passed ? 'ok' : 'FAIL'} ${r.check}`).join('; '), data: decision }] }] };
     const promoted: PromotedLine = {
       version: entry.id,

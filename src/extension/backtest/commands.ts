@@ -1,10 +1,11 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { formatBacktest, formatGate, recordBacktest, recordGate, runBacktest, runGate, type BacktestReport, type GateReport } from '../../core/backtest';
+import { formatBacktest, recordBacktest, runBacktest, type BacktestReport } from '../../core/backtest';
+import { decideAndApply, formatGate, promoteVersion, type GateReport } from '../../core/gate';
 import { readLedger, type LedgerEntry } from '../../core/harness/ledger';
 import { HarnessError, openHarness, type Harness } from '../../core/harness/repo';
-import { promoteVersion, rejectVersion } from '../../core/harness/versions';
+import { rejectVersion } from '../../core/harness/versions';
 import { defaultStorePath, RolloutStore } from '../../core/store/store';
 import { requireTrust, type EditorSession } from '../session';
 import type { ResultPanel } from '../webviews/backtest/resultPanel';
@@ -186,12 +187,11 @@ export async function gateVersionCommand(host: BacktestHost, id?: string): Promi
     report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `EvoTrainer: gating ${version}` }, async () => {
       const store = await RolloutStore.open(defaultStorePath(h.root));
       try {
-        return await runGate(h, store, { version });
+        return (await decideAndApply(h, store, { version, judge: 'eval_rollouts' })).report!;
       } finally {
         store.close();
       }
     });
-    await recordGate(h, report);
     host.output.info(formatGate(report));
     const state = (await readLedger(h)).entries.get(version as LedgerEntry['id'])?.status ?? '';
     await host.webviews.show(resultWebview, { status: 'done', kind: 'gate', title: `Gate: ${version}`, gate: gateView(report, state) }, { key: `gate:${version}` });

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { ZodMiniType as ZodType } from 'zod/mini';
 import { renderWebviewHtml } from '../../viewer/html';
-import { WebviewReadyCommand, type IpcCommand, type IpcMessage, type IpcNotification } from '../../viewer/protocol';
+import { WebviewReadyCommand, type HostMethods, type HostProtocol, type IpcMessage, type IpcNotification } from '../../viewer/protocol';
+import { asMessage, HostTransport } from '../../viewer/transport';
 
 export interface WebviewControllerOptions<State> {
   /** Name of the webview bundle under dist/webview/ (one per feature). */
@@ -16,23 +16,19 @@ export interface WebviewControllerOptions<State> {
   log: vscode.LogOutputChannel;
 }
 
-interface Handler {
-  schema: ZodType | null;
-  run(params: unknown): void | Promise<void>;
-}
-
 /**
  * Hosts one webview app in a panel (the panel itself comes from WebviewHost): builds its
  * HTML with a fresh CSP nonce and the initial state embedded, waits for the app's ready
- * handshake before sending anything (notifications are queued until then), accepts only
- * declared, validated commands, and keeps the panel's current state: a document the
+ * handshake before sending anything (notifications are queued until then), hands every
+ * other message to the viewer transport (which runs only declared, validated methods and
+ * answers requests), and keeps the panel's current state: a document the
  * editor discarded while hidden is reloaded on re-show and gets that state, not the one
  * it was created with.
  */
 export class WebviewController<State> implements vscode.Disposable {
   private ready = false;
   private readonly queue: IpcMessage[] = [];
-  private readonly handlers = new Map<string, Handler>();
+  private readonly transport: HostTransport;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly onDidDisposeEmitter = new vscode.EventEmitter<void>();
   readonly onDidDispose = this.onDidDisposeEmitter.event;
@@ -49,6 +45,7 @@ export class WebviewController<State> implements vscode.Disposable {
     private readonly extensionUri: vscode.Uri,
     private readonly options: WebviewControllerOptions<State>,
   ) {
+    this.transport = new HostTransport(options.app, (level, m) => options.log[level](m));
     this.current = options.initialState;
     this.visible = panel.visible;
     panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'dist', 'webview')] };
@@ -84,8 +81,9 @@ export class WebviewController<State> implements vscode.Disposable {
     if (this.wasHidden) this.onDidShowEmitter.fire();
   }
 
-  onCommand<P>(type: IpcCommand<P>, schema: ZodType<P> | null, run: (params: P) => void | Promise<void>): void {
-    this.handlers.set(type.method, { schema, run: run as Handler['run'] });
+  /** The feature's method map: one handler per message its page may send. */
+  serve<P extends HostProtocol>(protocol: P, handlers: HostMethods<P>): void {
+    this.transport.serve(protocol, handlers);
   }
 
   notify<P>(type: IpcNotification<P>, params: P): void {
@@ -98,37 +96,15 @@ export class WebviewController<State> implements vscode.Disposable {
   }
 
   private async receive(raw: unknown): Promise<void> {
-    if (typeof raw !== 'object' || raw === null || typeof (raw as IpcMessage).method !== 'string') {
-      this.options.log.warn(`[${this.options.app}] ignored a malformed webview message`);
-      return;
-    }
-    const { method, params } = raw as IpcMessage;
-    if (method === WebviewReadyCommand.method) {
+    if (asMessage(raw)?.method === WebviewReadyCommand.method) {
       this.ready = true;
       // A reloaded document starts from the state embedded at creation: give it the current one.
       void this.panel.webview.postMessage({ method: this.options.stateNotification.method, params: this.current } satisfies IpcMessage<State>);
       for (const m of this.queue.splice(0)) void this.panel.webview.postMessage(m);
       return;
     }
-    const handler = this.handlers.get(method);
-    if (!handler) {
-      this.options.log.warn(`[${this.options.app}] ignored unknown command "${method.slice(0, 80)}"`);
-      return;
-    }
-    let value: unknown = params;
-    if (handler.schema) {
-      const parsed = handler.schema.safeParse(params);
-      if (!parsed.success) {
-        this.options.log.warn(`[${this.options.app}] rejected "${method}": ${parsed.error.message}`);
-        return;
-      }
-      value = parsed.data;
-    }
-    try {
-      await handler.run(value);
-    } catch (err) {
-      this.options.log.error(`[${this.options.app}] "${method}" failed: ${err instanceof Error ? err.message : String(err)}`);
-    }
+    const answer = await this.transport.receive(raw);
+    if (answer && !this.disposed) void this.panel.webview.postMessage(answer);
   }
 
   private html(state: State): string {

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import { IpcCommand, IpcNotification } from '../protocol';
 
 /**
@@ -113,6 +114,8 @@ export type ResultState =
 
 export const DidChangeResultNotification = new IpcNotification<ResultState>('result/didChangeState');
 /** Opens the Failure Explorer at one rollout (a flipped task's, an ordering example's). */
-export const OpenRolloutCommand = new IpcCommand<{ rolloutId: number }>('result/openRollout');
+export const OpenRolloutCommand = new IpcCommand<{ rolloutId: number }>('result/openRollout', z.strictObject({ rolloutId: z.number().check(z.int(), z.minimum(0)) }));
 /** Acts on a gate result: promote, reject (asks why), or open the version's evidence. */
-export const GateActionCommand = new IpcCommand<{ action: 'promote' | 'reject' | 'evidence' }>('result/gateAction');
+export const GateActionCommand = new IpcCommand<{ action: 'promote' | 'reject' | 'evidence' }>('result/gateAction', z.strictObject({ action: z.enum(['promote', 'reject', 'evidence']) }));
+/** What the page asks the result panel: its method map. */
+export const ResultMethods = { openRollout: OpenRolloutCommand, gateAction: GateActionCommand };

@@ -65,12 +65,12 @@ export interface OpenCurvesArgs {
 export const CurvesStateNotification = new IpcNotification<CurvesState>('curves/state');
 /** Points a followed job log just printed (the whole series so far for that job, bounded). */
 export const LiveCurvesNotification = new IpcNotification<LiveSeries>('curves/live');
-export const SetCurveMetricCommand = new IpcCommand<{ metric: string }>('curves/setMetric');
-export const RefreshCurvesCommand = new IpcCommand<void>('curves/refresh');
-/** Opens the failure explorer filtered to the rollouts dumped at that run, version and step. */
-export const OpenStepCommand = new IpcCommand<OpenStepParams>('curves/openStep');
 
 const name = z.string().check(z.minLength(1), z.maxLength(500));
-export const SetCurveMetricSchema = z.strictObject({ metric: name });
-export const OpenStepSchema = z.strictObject({ run: name, version: z.nullable(name), step: z.number().check(z.int()) });
+export const SetCurveMetricCommand = new IpcCommand<{ metric: string }>('curves/setMetric', z.strictObject({ metric: name }));
+export const RefreshCurvesCommand = new IpcCommand<void>('curves/refresh', null);
+/** Opens the failure explorer filtered to the rollouts dumped at that run, version and step. */
+export const OpenStepCommand = new IpcCommand<OpenStepParams>('curves/openStep', z.strictObject({ run: name, version: z.nullable(name), step: z.number().check(z.int()) }));
+/** What the page asks the curves panel: its method map. */
+export const CurvesMethods = { refresh: RefreshCurvesCommand, setMetric: SetCurveMetricCommand, openStep: OpenStepCommand };
 export const OpenCurvesArgsSchema = z.strictObject({ metric: z.optional(name), jobId: z.optional(z.string().check(z.regex(/^[\w.-]{1,100}$/))) });

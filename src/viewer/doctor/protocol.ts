@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import type { DoctorReport } from '../../core/doctor';
 import { IpcCommand, IpcNotification } from '../protocol';
 
@@ -12,5 +13,7 @@ export interface DoctorState {
 
 /** The doctor webview's whole vocabulary. */
 export const DidChangeStateNotification = new IpcNotification<DoctorState>('doctor/didChangeState');
-export const RerunCommand = new IpcCommand<void>('doctor/rerun');
-export const CopyReportCommand = new IpcCommand<{ format: 'json' | 'text' }>('doctor/copyReport');
+export const RerunCommand = new IpcCommand<void>('doctor/rerun', null);
+export const CopyReportCommand = new IpcCommand<{ format: 'json' | 'text' }>('doctor/copyReport', z.strictObject({ format: z.enum(['json', 'text']) }));
+/** What the page asks the doctor panel: its method map. */
+export const DoctorMethods = { rerun: RerunCommand, copyReport: CopyReportCommand };

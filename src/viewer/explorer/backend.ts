@@ -1,24 +1,9 @@
-import type { ZodMiniType as ZodType } from 'zod/mini';
 import { Explorer } from '../../core/explore/explorer';
 import type { ExplorerFilter, ExplorerSort } from '../../core/explore/types';
 import type { RolloutStore } from '../../core/store/store';
-import type { IpcCommand, IpcMessage, IpcNotification } from '../protocol';
-import {
-  ExplorerStateNotification,
-  MoreTextCommand,
-  MoreTextSchema,
-  OpenTrajectoryCommand,
-  OpenTrajectorySchema,
-  PageNotification,
-  PAGE_ROWS,
-  QueryCommand,
-  QuerySchema,
-  RefreshExplorerCommand,
-  TextNotification,
-  TrajectoryNotification,
-  type ExplorerState,
-  type OpenExplorerArgs,
-} from './protocol';
+import type { HostMethods } from '../protocol';
+import type { ViewerLog } from '../transport';
+import { PAGE_ROWS, type ExplorerMethods, type ExplorerState, type OpenExplorerArgs } from './protocol';
 
 export interface ExplorerBackendOptions {
   /** Opens the rollout store (called again after an idle close). */
@@ -27,20 +12,10 @@ export interface ExplorerBackendOptions {
   storeLabel: string | null;
   /** Close the store after this many ms without a request, so imports can write to it (0: keep it open). */
   idleCloseMs?: number;
-  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
-}
-
-interface Handler {
-  type: IpcCommand<never>;
-  schema: ZodType | null;
-  run(params: unknown): Promise<IpcMessage | null>;
+  log?: ViewerLog;
 }
 
 const DEFAULT_SORT: ExplorerSort = { column: 'id', descending: false };
-
-function message<P>(type: IpcNotification<P>, params: P): IpcMessage<P> {
-  return { method: type.method, params };
-}
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -48,8 +23,8 @@ function errorText(err: unknown): string {
 
 /**
  * The failure explorer's host side, with no editor in it: the VS Code panel and
- * `evotrainer view` both answer the webview's commands through it. Requests run one at
- * a time (the store's connection is shared), each answered by one notification.
+ * `evotrainer view` both serve its method map through a `HostTransport`. Requests run
+ * one at a time (the store's connection is shared).
  */
 export class ExplorerBackend {
   private store: RolloutStore | null = null;
@@ -58,82 +33,39 @@ export class ExplorerBackend {
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private filter: ExplorerFilter = {};
   private sort: ExplorerSort = DEFAULT_SORT;
-  readonly handlers: Handler[];
 
-  constructor(private readonly opts: ExplorerBackendOptions) {
-    this.handlers = [
-      {
-        type: QueryCommand as IpcCommand<never>,
-        schema: QuerySchema,
-        run: async (p) => {
-          const q = p as import('./protocol').QueryParams;
-          try {
-            const ex = await this.ready();
-            this.filter = q.filter;
-            this.sort = q.sort;
-            const page = await ex.page({ filter: q.filter, sort: q.sort, offset: q.offset, limit: q.limit });
-            const histogram = q.withHistogram ? await ex.histogram(q.filter) : null;
-            return message(PageNotification, { requestId: q.requestId, page, histogram, error: null });
-          } catch (err) {
-            return message(PageNotification, { requestId: q.requestId, page: null, histogram: null, error: errorText(err) });
-          }
-        },
-      },
-      {
-        type: OpenTrajectoryCommand as IpcCommand<never>,
-        schema: OpenTrajectorySchema,
-        run: async (p) => {
-          const { requestId, id } = p as { requestId: number; id: number };
-          try {
-            const trajectory = await (await this.ready()).trajectory(id);
-            return message(TrajectoryNotification, { requestId, id, trajectory, error: trajectory ? null : `no rollout with id ${id}` });
-          } catch (err) {
-            return message(TrajectoryNotification, { requestId, id, trajectory: null, error: errorText(err) });
-          }
-        },
-      },
-      {
-        type: MoreTextCommand as IpcCommand<never>,
-        schema: MoreTextSchema,
-        run: async (p) => {
-          const q = p as import('./protocol').MoreTextParams;
-          try {
-            const chunk = await (await this.ready()).more(q.id, q.part, q.offset);
-            return message(TextNotification, { requestId: q.requestId, id: q.id, part: q.part, chunk, error: chunk ? null : 'that text is gone (was the store re-imported?)' });
-          } catch (err) {
-            return message(TextNotification, { requestId: q.requestId, id: q.id, part: q.part, chunk: null, error: errorText(err) });
-          }
-        },
-      },
-      {
-        type: RefreshExplorerCommand as IpcCommand<never>,
-        schema: null,
-        run: async () => {
-          this.closeStore();
-          return message(ExplorerStateNotification, await this.stateNow({ ...this.filter }, this.sort, null));
-        },
-      },
-    ];
-  }
+  constructor(private readonly opts: ExplorerBackendOptions) {}
 
-  /** Runs one command by name, validated: the answer to send back, or null for an unknown or malformed one. */
-  handle(method: string, params: unknown): Promise<IpcMessage | null> {
-    const h = this.handlers.find((x) => x.type.method === method);
-    if (!h) {
-      this.opts.log?.('warn', `[explorer] ignored unknown command "${method.slice(0, 80)}"`);
-      return Promise.resolve(null);
-    }
-    let value = params;
-    if (h.schema) {
-      const parsed = h.schema.safeParse(params);
-      if (!parsed.success) {
-        this.opts.log?.('warn', `[explorer] rejected "${method}": ${parsed.error.message}`);
-        return Promise.resolve(null);
-      }
-      value = parsed.data;
-    }
-    return this.serialize(() => h.run(value));
-  }
+  /** The explorer's one method map: what the page may ask, each answered (or failed) in turn. */
+  readonly methods: HostMethods<typeof ExplorerMethods> = {
+    query: (q) =>
+      this.serialize(async () => {
+        const ex = await this.ready();
+        const page = await ex.page({ filter: q.filter, sort: q.sort, offset: q.offset, limit: q.limit });
+        const histogram = q.withHistogram ? await ex.histogram(q.filter) : null;
+        // A refresh keeps the last filter that could be read.
+        this.filter = q.filter;
+        this.sort = q.sort;
+        return { page, histogram };
+      }),
+    openTrajectory: ({ id }) =>
+      this.serialize(async () => {
+        const trajectory = await (await this.ready()).trajectory(id);
+        if (!trajectory) throw new Error(`no rollout with id ${id}`);
+        return trajectory;
+      }),
+    moreText: ({ id, part, offset }) =>
+      this.serialize(async () => {
+        const chunk = await (await this.ready()).more(id, part, offset);
+        if (!chunk) throw new Error('that text is gone (was the store re-imported?)');
+        return chunk;
+      }),
+    refresh: () =>
+      this.serialize(() => {
+        this.closeStore();
+        return this.stateNow({ ...this.filter }, this.sort, null);
+      }),
+  };
 
   /** The state a page opens with: facets, histogram and the first page under the given filter. */
   state(args: OpenExplorerArgs = {}, firstPageRows = PAGE_ROWS): Promise<ExplorerState> {

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { EXPLORER_COLUMNS, type ExplorerFacets, type ExplorerFilter, type ExplorerPage, type ExplorerSort, type FailureModeBar, type TextChunk, type TextPart, type Trajectory } from '../../core/explore/types';
-import { IpcCommand, IpcNotification } from '../protocol';
+import { IpcNotification, IpcRequest } from '../protocol';
 
 export type * from '../../core/explore/types';
 export { EXPLORER_COLUMNS } from '../../core/explore/types';
@@ -38,7 +38,6 @@ export interface ExplorerState {
 }
 
 export interface QueryParams {
-  requestId: number;
   filter: ExplorerFilter;
   sort: ExplorerSort;
   offset: number;
@@ -48,48 +47,20 @@ export interface QueryParams {
 }
 
 export interface PageResult {
-  requestId: number;
-  page: ExplorerPage | null;
+  page: ExplorerPage;
+  /** Null unless asked for. */
   histogram: FailureModeBar[] | null;
-  error: string | null;
-}
-
-export interface TrajectoryResult {
-  requestId: number;
-  id: number;
-  trajectory: Trajectory | null;
-  error: string | null;
 }
 
 export interface MoreTextParams {
-  requestId: number;
   id: number;
   part: TextPart;
   offset: number;
 }
 
-export interface TextResult {
-  requestId: number;
-  id: number;
-  part: TextPart;
-  chunk: TextChunk | null;
-  error: string | null;
-}
-
-/** The explorer's whole vocabulary, in the editor and in `evotrainer view` alike. */
-export const QueryCommand = new IpcCommand<QueryParams>('explorer/query');
-export const OpenTrajectoryCommand = new IpcCommand<{ requestId: number; id: number }>('explorer/openTrajectory');
-export const MoreTextCommand = new IpcCommand<MoreTextParams>('explorer/moreText');
-export const RefreshExplorerCommand = new IpcCommand<void>('explorer/refresh');
-
-export const PageNotification = new IpcNotification<PageResult>('explorer/page');
-export const TrajectoryNotification = new IpcNotification<TrajectoryResult>('explorer/trajectory');
-export const TextNotification = new IpcNotification<TextResult>('explorer/text');
-export const ExplorerStateNotification = new IpcNotification<ExplorerState>('explorer/state');
-
 // What arrives is validated before anything runs: strings are bounded, numbers integral.
-const requestId = z.number().check(z.int(), z.gte(0));
 const name = z.string().check(z.maxLength(500));
+const rolloutId = z.number().check(z.int(), z.gte(0));
 const filter = z.strictObject({
   failureMode: z.optional(name),
   run: z.optional(name),
@@ -101,17 +72,15 @@ const filter = z.strictObject({
 const sort = z.strictObject({ column: z.enum(EXPLORER_COLUMNS), descending: z.boolean() });
 
 export const QuerySchema = z.strictObject({
-  requestId,
   filter,
   sort,
   offset: z.number().check(z.int(), z.gte(0)),
   limit: z.number().check(z.int(), z.gte(1), z.lte(1000)),
   withHistogram: z.boolean(),
 });
-export const OpenTrajectorySchema = z.strictObject({ requestId, id: z.number().check(z.int(), z.gte(0)) });
+export const OpenTrajectorySchema = z.strictObject({ id: rolloutId });
 export const MoreTextSchema = z.strictObject({
-  requestId,
-  id: z.number().check(z.int(), z.gte(0)),
+  id: rolloutId,
   part: z.union([
     z.strictObject({ kind: z.literal('message'), index: z.number().check(z.int(), z.gte(0)) }),
     z.strictObject({ kind: z.enum(['diff', 'answer', 'groundTruth']) }),
@@ -123,5 +92,25 @@ export const OpenExplorerArgsSchema = z.strictObject({
   run: z.optional(name),
   version: z.optional(name),
   step: z.optional(z.number().check(z.int())),
-  rolloutId: z.optional(z.number().check(z.int(), z.gte(0))),
+  rolloutId: z.optional(rolloutId),
 });
+
+/** The explorer's whole vocabulary, in the editor and in `evotrainer view` alike. */
+export const QueryRequest = new IpcRequest<QueryParams, PageResult>('explorer/query', QuerySchema);
+/** A rollout's whole trajectory; fails when there is no such rollout. */
+export const OpenTrajectoryRequest = new IpcRequest<{ id: number }, Trajectory>('explorer/openTrajectory', OpenTrajectorySchema);
+/** The next chunk of a long text; fails when the text is gone (the store re-imported). */
+export const MoreTextRequest = new IpcRequest<MoreTextParams, TextChunk>('explorer/moreText', MoreTextSchema);
+/** Re-reads the store (closed and reopened) under the current filter. */
+export const RefreshExplorerRequest = new IpcRequest<void, ExplorerState>('explorer/refresh', null);
+
+/** What the page asks the explorer's host: its one method map (`ExplorerBackend.methods`). */
+export const ExplorerMethods = {
+  query: QueryRequest,
+  openTrajectory: OpenTrajectoryRequest,
+  moreText: MoreTextRequest,
+  refresh: RefreshExplorerRequest,
+};
+
+/** A whole new state, pushed by the editor (the panel opened again with other arguments). */
+export const ExplorerStateNotification = new IpcNotification<ExplorerState>('explorer/state');

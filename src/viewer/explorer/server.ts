@@ -7,8 +7,9 @@ import { FAILURE_MODES } from '../../core/diagnose/failureModes';
 import { RolloutStore } from '../../core/store/store';
 import { renderWebviewHtml } from '../html';
 import { THEME_CSS } from '../theme';
+import { asMessage, HostTransport } from '../transport';
 import { ExplorerBackend } from './backend';
-import { PAGE_ROWS, type OpenExplorerArgs } from './protocol';
+import { ExplorerMethods, PAGE_ROWS, type OpenExplorerArgs } from './protocol';
 
 const MAX_BODY = 1 << 20;
 const CONTENT_TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.ttf': 'font/ttf', '.map': 'application/json' };
@@ -85,6 +86,7 @@ export async function startExplorerServer(opts: ExplorerServerOptions): Promise<
   const token = randomBytes(24).toString('base64url');
   const prefix = `/${token}/`;
   const backend = new ExplorerBackend({ open: () => RolloutStore.open(opts.storeFile), storeLabel: opts.storeFile, idleCloseMs: 60_000, log: (level, m) => opts.log?.(`${level}: ${m}`) });
+  const transport = new HostTransport('explorer', (level, m) => opts.log?.(`${level}: ${m}`)).serve(ExplorerMethods, backend.methods);
   let port = 0;
   const allowedHosts = () => new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
 
@@ -119,16 +121,21 @@ export async function startExplorerServer(opts: ExplorerServerOptions): Promise<
     }
     if (rest === '/api' && req.method === 'POST') {
       if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) return send(res, 415, 'send JSON\n');
-      let msg: { method?: unknown; params?: unknown };
+      let msg: unknown;
       try {
-        msg = JSON.parse(await readBody(req)) as typeof msg;
+        msg = JSON.parse(await readBody(req));
       } catch (err) {
         return send(res, 400, `not a JSON message: ${(err as Error).message}\n`);
       }
-      if (typeof msg?.method !== 'string') return send(res, 400, 'a message needs a "method"\n');
-      const answer = await backend.handle(msg.method, msg.params);
-      if (!answer) return send(res, 400, `rejected "${msg.method.slice(0, 80)}": unknown command or invalid parameters\n`);
-      return send(res, 200, JSON.stringify({ messages: [answer] }), 'application/json; charset=utf-8');
+      const message = asMessage(msg);
+      if (!message) return send(res, 400, 'a message needs a "method" (and an integer "id" when it is a request)\n');
+      const kind = transport.kindOf(message.method);
+      if (!kind) return send(res, 400, `unknown method "${message.method.slice(0, 80)}"\n`);
+      if ((kind === 'request') !== (message.id !== undefined)) return send(res, 400, `"${message.method}" is a ${kind}: ${kind === 'request' ? 'it needs an "id"' : 'it takes no "id"'}\n`);
+      const answer = await transport.receive(message);
+      if (!answer) return send(res, 204, '');
+      // A refused message is the client's error; a handler's failure is an answer like any other.
+      return send(res, 'code' in answer && answer.code !== 'failed' ? 400 : 200, JSON.stringify(answer), 'application/json; charset=utf-8');
     }
     return send(res, 404, 'not found\n');
   };

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import type { HealthReport } from '../../core/diagnose/health';
 import type { Finding } from '../../core/model';
 import { IpcCommand, IpcNotification } from '../protocol';
@@ -40,6 +41,8 @@ export interface HealthState {
 
 /** The health webview's whole vocabulary. */
 export const DidChangeHealthNotification = new IpcNotification<HealthState>('health/didChangeState');
-export const RefreshHealthCommand = new IpcCommand<void>('health/refresh');
+export const RefreshHealthCommand = new IpcCommand<void>('health/refresh', null);
 /** Recompute for another scope (a key of `HealthState.scopes`). */
-export const SetHealthScopeCommand = new IpcCommand<{ scope: string }>('health/setScope');
+export const SetHealthScopeCommand = new IpcCommand<{ scope: string }>('health/setScope', z.strictObject({ scope: z.string().check(z.maxLength(1000)) }));
+/** What the page asks the health panel: its method map. */
+export const HealthMethods = { refresh: RefreshHealthCommand, setScope: SetHealthScopeCommand };

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import { IpcCommand, IpcNotification } from '../protocol';
 
 /** One version, placed: the host lays the tree out, the webview only draws it. */
@@ -43,5 +44,7 @@ export const NODE_HEIGHT = 58;
 
 /** The lineage webview's whole vocabulary. */
 export const DidChangeLineageNotification = new IpcNotification<LineageState>('lineage/didChangeState');
-export const RefreshLineageCommand = new IpcCommand<void>('lineage/refresh');
-export const OpenVersionCommand = new IpcCommand<{ id: string }>('lineage/openVersion');
+export const RefreshLineageCommand = new IpcCommand<void>('lineage/refresh', null);
+export const OpenVersionCommand = new IpcCommand<{ id: string }>('lineage/openVersion', z.strictObject({ id: z.string().check(z.regex(/^v\d+$/)) }));
+/** What the page asks the lineage panel: its method map. */
+export const LineageMethods = { refresh: RefreshLineageCommand, openVersion: OpenVersionCommand };

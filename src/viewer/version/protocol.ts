@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import { IpcCommand, IpcNotification } from '../protocol';
 
 export interface EvidenceMetric {
@@ -45,5 +46,10 @@ export interface VersionEvidenceState {
 
 /** The version webview's whole vocabulary. */
 export const DidChangeVersionNotification = new IpcNotification<VersionEvidenceState>('version/didChangeState');
-export const OpenFileDiffCommand = new IpcCommand<{ file: string }>('version/openFileDiff');
-export const RunVersionActionCommand = new IpcCommand<{ action: 'promote' | 'reject' | 'recordSkill' | 'backtest' | 'gate' | 'showBacktest' }>('version/runAction');
+export const OpenFileDiffCommand = new IpcCommand<{ file: string }>('version/openFileDiff', z.strictObject({ file: z.string().check(z.minLength(1), z.maxLength(4096)) }));
+export const RunVersionActionCommand = new IpcCommand<{ action: 'promote' | 'reject' | 'recordSkill' | 'backtest' | 'gate' | 'showBacktest' }>(
+  'version/runAction',
+  z.strictObject({ action: z.enum(['promote', 'reject', 'recordSkill', 'backtest', 'gate', 'showBacktest']) }),
+);
+/** What the page asks a version panel: its method map. */
+export const VersionMethods = { openFileDiff: OpenFileDiffCommand, runAction: RunVersionActionCommand };

@@ -3,7 +3,7 @@ import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import { css, html, LitElement, nothing, svg, type TemplateResult } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
 import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type BacktestView, type CheckRow, type GateView, type HowObtained, type HumanGateView, type Interval, type ResultState } from '../../viewer/backtest/protocol';
-import { HostConnection } from '../shared/host';
+import { HostConnection } from '../../viewer/client';
 
 const host = new HostConnection();
 

@@ -15,7 +15,7 @@ import {
   type LiveSeries,
   type VersionMark,
 } from '../../viewer/curves/protocol';
-import { HostConnection } from '../shared/host';
+import { HostConnection } from '../../viewer/client';
 import { formatValue, linePath, nearestDumpedStep, nearestIndex, niceTicks, valueExtent, type ChartPoint } from './chart';
 
 const host = new HostConnection();

@@ -11,7 +11,7 @@ import {
   type DoctorCheck,
   type DoctorState,
 } from '../../viewer/doctor/protocol';
-import { HostConnection } from '../shared/host';
+import { HostConnection } from '../../viewer/client';
 
 const host = new HostConnection();
 

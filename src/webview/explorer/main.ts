@@ -10,14 +10,11 @@ import { guard } from 'lit/directives/guard.js';
 import { repeat } from 'lit/directives/repeat.js';
 import {
   ExplorerStateNotification,
-  MoreTextCommand,
-  OpenTrajectoryCommand,
-  PageNotification,
+  MoreTextRequest,
+  OpenTrajectoryRequest,
   PAGE_ROWS,
-  QueryCommand,
-  RefreshExplorerCommand,
-  TextNotification,
-  TrajectoryNotification,
+  QueryRequest,
+  RefreshExplorerRequest,
   type ExplorerColumn,
   type ExplorerFilter,
   type ExplorerRow,
@@ -29,10 +26,10 @@ import {
   type TrajectoryMessage,
 } from '../../viewer/explorer/protocol';
 import { ansiSegments, cellText, diffLines, formatChars, formatCount, modeLabel as label, plainText, type Segment } from './text';
-import { ExplorerHost } from './transport';
 import { cssProps } from '../shared/style';
+import { HostConnection } from '../../viewer/client';
 
-const host = new ExplorerHost();
+const host = new HostConnection();
 const ROW_H = 24;
 const OVERSCAN = 10;
 
@@ -153,9 +150,9 @@ export class ExplorerApp extends LitElement {
   @query('.viewport') private viewport?: HTMLElement;
 
   private generation = 0;
-  private nextRequest = 1;
   private readonly pages = new Map<number, ExplorerRow[]>();
-  private readonly inflight = new Map<number, { generation: number; page: number }>();
+  /** Pages asked for and not yet answered: page → the generation that asked. */
+  private readonly inflight = new Map<number, number>();
   /** Texts grown by "show more": key `${id}|${part}`. */
   private readonly grown = new Map<string, TextChunk>();
   private readonly segmentCache = new Map<string, { end: number; segments: Segment[] }>();
@@ -167,33 +164,6 @@ export class ExplorerApp extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     host.onNotification(ExplorerStateNotification, (s) => this.adopt(s));
-    host.onNotification(PageNotification, (r) => {
-      const req = this.inflight.get(r.requestId);
-      this.inflight.delete(r.requestId);
-      if (!req || req.generation !== this.generation) return;
-      if (r.error || !r.page) {
-        this.listError = r.error ?? 'the page could not be read';
-        return;
-      }
-      this.listError = null;
-      this.total = r.page.total;
-      this.pages.set(req.page, r.page.rows);
-      if (r.histogram) this.view = { ...this.view, histogram: r.histogram };
-      this.pagesVersion++;
-    });
-    host.onNotification(TrajectoryNotification, (r) => {
-      if (r.id !== this.openId) return;
-      this.trajectory = r.trajectory;
-      this.trajectoryError = r.error;
-    });
-    host.onNotification(TextNotification, (r) => {
-      if (!r.chunk || r.id !== this.trajectory?.id) return;
-      const key = `${r.id}|${partKey(r.part)}`;
-      const prev = this.grown.get(key) ?? this.baseChunk(r.part);
-      if (!prev || prev.end !== r.chunk.end - r.chunk.text.length) return;
-      this.grown.set(key, { text: prev.text + r.chunk.text, length: r.chunk.length, end: r.chunk.end });
-      this.grownVersion++;
-    });
     this.adopt(this.view);
     host.ready();
   }
@@ -262,10 +232,32 @@ export class ExplorerApp extends LitElement {
   }
 
   private fetchPage(page: number, withHistogram = false): void {
-    for (const r of this.inflight.values()) if (r.page === page && r.generation === this.generation) return;
-    const requestId = this.nextRequest++;
-    this.inflight.set(requestId, { generation: this.generation, page });
-    host.send(QueryCommand, { requestId, filter: this.view.filter, sort: this.view.sort, offset: page * PAGE_ROWS, limit: PAGE_ROWS, withHistogram });
+    const generation = this.generation;
+    if (this.inflight.get(page) === generation) return;
+    this.inflight.set(page, generation);
+    host.request(QueryRequest, { filter: this.view.filter, sort: this.view.sort, offset: page * PAGE_ROWS, limit: PAGE_ROWS, withHistogram }).then(
+      (r) => {
+        if (generation !== this.generation) return;
+        this.inflight.delete(page);
+        this.listError = null;
+        this.total = r.page.total;
+        this.pages.set(page, r.page.rows);
+        if (r.histogram) this.view = { ...this.view, histogram: r.histogram };
+        this.pagesVersion++;
+      },
+      (err: Error) => {
+        if (generation !== this.generation) return;
+        this.inflight.delete(page);
+        this.listError = err.message;
+      },
+    );
+  }
+
+  private refresh(): void {
+    host.request(RefreshExplorerRequest, undefined).then(
+      (s) => this.adopt(s),
+      (err: Error) => (this.listError = err.message),
+    );
   }
 
   private onScroll = (): void => {
@@ -279,7 +271,14 @@ export class ExplorerApp extends LitElement {
     this.openId = id;
     this.trajectory = null;
     this.trajectoryError = null;
-    host.send(OpenTrajectoryCommand, { requestId: this.nextRequest++, id });
+    host.request(OpenTrajectoryRequest, { id }).then(
+      (trajectory) => {
+        if (id === this.openId) this.trajectory = trajectory;
+      },
+      (err: Error) => {
+        if (id === this.openId) this.trajectoryError = err.message;
+      },
+    );
   }
 
   private baseChunk(part: TextPart): TextChunk | null {
@@ -305,7 +304,18 @@ export class ExplorerApp extends LitElement {
   private more(part: TextPart): void {
     const c = this.textOf(part);
     if (!c || !this.trajectory) return;
-    host.send(MoreTextCommand, { requestId: this.nextRequest++, id: this.trajectory.id, part, offset: c.end });
+    const id = this.trajectory.id;
+    host.request(MoreTextRequest, { id, part, offset: c.end }).then(
+      (chunk) => {
+        if (id !== this.trajectory?.id) return;
+        const key = `${id}|${partKey(part)}`;
+        const prev = this.grown.get(key) ?? this.baseChunk(part);
+        if (!prev || prev.end !== chunk.end - chunk.text.length) return;
+        this.grown.set(key, { text: prev.text + chunk.text, length: chunk.length, end: chunk.end });
+        this.grownVersion++;
+      },
+      (err: Error) => console.error(`more text of rollout ${id}: ${err.message}`),
+    );
   }
 
   override render() {
@@ -315,7 +325,7 @@ export class ExplorerApp extends LitElement {
         <h1>Failure explorer</h1>
         ${status === 'loading' ? html`<vscode-progress-ring aria-label="Indexing rollouts"></vscode-progress-ring>` : nothing}
         <span class="meta grow" data-testid="explorer-meta">${store ?? ''}${facets ? ` · ${formatCount(facets.rollouts)} rollouts` : ''}</span>
-        <vscode-button secondary icon="refresh" @click=${() => host.send(RefreshExplorerCommand, undefined)}>Refresh</vscode-button>
+        <vscode-button secondary icon="refresh" @click=${() => this.refresh()}>Refresh</vscode-button>
       </header>
       ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="explorer-message">${error}</p>` : nothing}
       ${status === 'empty' && !error ? html`<p class="meta" data-testid="explorer-message">No rollouts yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}

@@ -6,7 +6,7 @@ import '@vscode-elements/elements/dist/vscode-option/index.js';
 import { css, html, LitElement, nothing } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
 import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthState, type MetricResult } from '../../viewer/health/protocol';
-import { HostConnection } from '../shared/host';
+import { HostConnection } from '../../viewer/client';
 import { cssProps } from '../shared/style';
 
 const host = new HostConnection();

@@ -2,7 +2,7 @@ import '@vscode-elements/elements/dist/vscode-button/index.js';
 import { css, html, LitElement, nothing, svg } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
 import { DidChangeLineageNotification, NODE_HEIGHT, NODE_WIDTH, OpenVersionCommand, RefreshLineageCommand, type LineageGraphNode, type LineageState } from '../../viewer/lineage/protocol';
-import { HostConnection } from '../shared/host';
+import { HostConnection } from '../../viewer/client';
 
 const host = new HostConnection();
 

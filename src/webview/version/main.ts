@@ -3,7 +3,7 @@ import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import { css, html, LitElement, nothing } from 'lit';
 import { customElement, state } from 'lit/decorators.js';
 import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../viewer/version/protocol';
-import { HostConnection } from '../shared/host';
+import { HostConnection } from '../../viewer/client';
 
 const host = new HostConnection();
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { formatGate, runGate, type GateReport } from '../../../src/core/backtest';
+import { formatGate, runGate, type GateReport } from '../../../src/core/gate';
 import { newVersion } from '../../../src/core/harness/versions';
 import type { Harness } from '../../../src/core/harness/repo';
 import { OpenAiChatModel } from '../../../src/core/llm/openai';

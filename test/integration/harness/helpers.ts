@@ -3,7 +3,8 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { initHarness } from '../../../src/core/harness/init';
 import type { Harness } from '../../../src/core/harness/repo';
-import { advanceVersion, commitVersion, newVersion, promoteVersion, type NewVersionOptions } from '../../../src/core/harness/versions';
+import { promoteVersion } from '../../../src/core/gate';
+import { advanceVersion, commitVersion, newVersion, type NewVersionOptions } from '../../../src/core/harness/versions';
 import { repoRoot, tempDir } from '../../helpers/tmp';
 
 /** Every git process (ours and the engine's) gets an identity; no global config is touched. */

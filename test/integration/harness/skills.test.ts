@@ -7,7 +7,8 @@ import { readLedger } from '../../../src/core/harness/ledger';
 import { parseTrailers } from '../../../src/core/harness/git';
 import { openHarness } from '../../../src/core/harness/repo';
 import { applySkill, findSkill, listSkills, recordSkill, searchSkills, shareSkill, skillsDir } from '../../../src/core/harness/skills';
-import { advanceVersion, newVersion, promoteVersion } from '../../../src/core/harness/versions';
+import { promoteVersion } from '../../../src/core/gate';
+import { advanceVersion, newVersion } from '../../../src/core/harness/versions';
 import { tempDir, writeScript } from '../../helpers/tmp';
 import { edit, evaluatedVersion, makeHarness, refsSnapshot, REWARD, sh } from './helpers';
 

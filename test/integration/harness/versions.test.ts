@@ -7,7 +7,8 @@ import { parseTrailers } from '../../../src/core/harness/git';
 import { initHarness } from '../../../src/core/harness/init';
 import { diffVersions, formatLineage, lineage } from '../../../src/core/harness/lineage';
 import { openHarness } from '../../../src/core/harness/repo';
-import { advanceVersion, attachEvidence, BoundaryError, commitVersion, GateError, newVersion, promoteVersion, rejectVersion, SingleFactorError } from '../../../src/core/harness/versions';
+import { GateError, promoteVersion } from '../../../src/core/gate';
+import { advanceVersion, attachEvidence, BoundaryError, commitVersion, newVersion, rejectVersion, SingleFactorError } from '../../../src/core/harness/versions';
 import { tempDir } from '../../helpers/tmp';
 import { edit, evaluatedVersion, HYP, makeHarness, refsSnapshot, REWARD, sh } from './helpers';
 

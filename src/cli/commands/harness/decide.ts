@@ -1,4 +1,5 @@
-import { promoteVersion, rejectVersion } from '../../../core/harness/versions';
+import { decideAndApply } from '../../../core/gate';
+import { rejectVersion } from '../../../core/harness/versions';
 import { UsageError } from '../../args';
 import { flagString, out, versionArg, type Command } from '../../command';
 import { harnessOf, HARNESS_FLAG, JSON_FLAG } from './common';
@@ -14,7 +15,8 @@ export const promote: Command = {
   async run(flags, positionals) {
     const id = versionArg(positionals, 'promote');
     const h = await harnessOf(flags);
-    const r = await promoteVersion(h, id, { override: flagString(flags, 'override') });
+    const override = flagString(flags, 'override');
+    const r = await decideAndApply(h, null, { version: id, judge: 'recorded', act: 'promote', ...(override ? { override } : {}) });
     out(flags.json ? JSON.stringify({ version: r.entry.id, commit: r.entry.commit, decision: r.decision }, null, 2) : [`${id} promoted (${r.decision.decidedBy}); evo/promoted → ${r.entry.commit.slice(0, 12)}`, ...r.decision.reasons.map((x) => `  [${x.passed ? 'ok' : 'FAIL'}] ${x.check}: ${x.detail}`), `Next: distil it into a skill with \`evotrainer skill record --from ${id} --category … --trigger …\``].join('\n'));
     return 0;
   },

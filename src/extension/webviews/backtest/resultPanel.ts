@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
-import * as z from 'zod/mini';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
-import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type ResultState } from '../../../viewer/backtest/protocol';
+import { DidChangeResultNotification, ResultMethods, type ResultState } from '../../../viewer/backtest/protocol';
 
 /** An open Backtest Diff / gate / human-gate panel: its commands update it as their work goes. */
 export interface ResultPanel {
@@ -26,19 +25,21 @@ class ResultPanelProvider implements WebviewProvider<ResultState, ResultPanel>, 
 
   constructor(private readonly p: WebviewPanelContext<ResultState>) {
     p.controller.onDidDispose(() => (this.disposed = true));
-    p.controller.onCommand(OpenRolloutCommand, z.object({ rolloutId: z.number().check(z.int(), z.minimum(0)) }), async ({ rolloutId }) => {
-      await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { rolloutId });
-    });
-    p.controller.onCommand(GateActionCommand, z.object({ action: z.enum(['promote', 'reject', 'evidence']) }), async ({ action }) => {
-      const s = this.current;
-      if (s.status !== 'done' || s.kind !== 'gate') return;
-      const version = s.gate.version;
-      if (action === 'evidence') {
-        await vscode.commands.executeCommand('evotrainer.showVersionEvidence', version);
-        return;
-      }
-      const { promoteFromGate, rejectFromGate } = await import('../../backtest/commands');
-      await (action === 'promote' ? promoteFromGate : rejectFromGate)(p.session, version);
+    p.controller.serve(ResultMethods, {
+      openRollout: async ({ rolloutId }) => {
+        await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { rolloutId });
+      },
+      gateAction: async ({ action }) => {
+        const s = this.current;
+        if (s.status !== 'done' || s.kind !== 'gate') return;
+        const version = s.gate.version;
+        if (action === 'evidence') {
+          await vscode.commands.executeCommand('evotrainer.showVersionEvidence', version);
+          return;
+        }
+        const { promoteFromGate, rejectFromGate } = await import('../../backtest/commands');
+        await (action === 'promote' ? promoteFromGate : rejectFromGate)(p.session, version);
+      },
     });
   }
 

@@ -1,6 +1,6 @@
 // Engine reports → the Backtest Diff webview's state. Pure (no editor): unit-tested.
 import type { BacktestReport } from '../../../core/backtest/backtest';
-import type { GateReport } from '../../../core/backtest/gate';
+import type { GateReport } from '../../../core/gate';
 import type { PairedComparison } from '../../../core/backtest/stats';
 import { metricByName } from '../../../core/diagnose/catalog';
 import type { HumanGate } from '../../../core/evolve/loop';

@@ -5,14 +5,10 @@ import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../ho
 import { emptyCurvesState, loadCurves, versionMarks } from '../../../viewer/curves/backend';
 import { liveCurves } from '../../../viewer/curves/live';
 import {
+  CurvesMethods,
   CurvesStateNotification,
   LiveCurvesNotification,
   OpenCurvesArgsSchema,
-  OpenStepCommand,
-  OpenStepSchema,
-  RefreshCurvesCommand,
-  SetCurveMetricCommand,
-  SetCurveMetricSchema,
   type CurvesState,
   type OpenCurvesArgs,
   type VersionMark,
@@ -39,13 +35,15 @@ class CurvesPanel implements WebviewProvider<unknown, CurvesState> {
     this.output = p.session.output;
     const live = liveCurves.onDidChange((s) => controller.notify(LiveCurvesNotification, s));
     controller.onDidDispose(() => live.dispose());
-    controller.onCommand(RefreshCurvesCommand, null, () => void this.reload());
-    controller.onCommand(SetCurveMetricCommand, SetCurveMetricSchema, ({ metric }) => {
-      this.metric = metric;
-      void this.reload();
-    });
-    controller.onCommand(OpenStepCommand, OpenStepSchema, async ({ run, version, step }) => {
-      await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { run, ...(version ? { version } : {}), step });
+    controller.serve(CurvesMethods, {
+      refresh: () => void this.reload(),
+      setMetric: ({ metric }) => {
+        this.metric = metric;
+        void this.reload();
+      },
+      openStep: async ({ run, version, step }) => {
+        await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { run, ...(version ? { version } : {}), step });
+      },
     });
   }
 

@@ -1,8 +1,7 @@
 import * as vscode from 'vscode';
-import * as z from 'zod/mini';
 import { formatDoctorReport, runDoctor, type DoctorReport } from '../../../core/doctor';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
-import { CopyReportCommand, DidChangeStateNotification, RerunCommand, type DoctorState } from '../../../viewer/doctor/protocol';
+import { DidChangeStateNotification, DoctorMethods, type DoctorState } from '../../../viewer/doctor/protocol';
 
 /**
  * "EvoTrainer: Check Environment": the report in the output channel and in a webview.
@@ -18,11 +17,13 @@ class DoctorPanel implements WebviewProvider<void, DoctorReport | null> {
   private report: DoctorReport | null = null;
 
   constructor(private readonly p: WebviewPanelContext<DoctorState>) {
-    p.controller.onCommand(RerunCommand, null, () => void this.check());
-    p.controller.onCommand(CopyReportCommand, z.object({ format: z.enum(['json', 'text']) }), async ({ format }) => {
-      if (!this.report) return;
-      await vscode.env.clipboard.writeText(format === 'json' ? JSON.stringify(this.report, null, 2) : formatDoctorReport(this.report));
-      void vscode.window.showInformationMessage(`EvoTrainer: environment report copied as ${format.toUpperCase()}.`);
+    p.controller.serve(DoctorMethods, {
+      rerun: () => void this.check(),
+      copyReport: async ({ format }) => {
+        if (!this.report) return;
+        await vscode.env.clipboard.writeText(format === 'json' ? JSON.stringify(this.report, null, 2) : formatDoctorReport(this.report));
+        void vscode.window.showInformationMessage(`EvoTrainer: environment report copied as ${format.toUpperCase()}.`);
+      },
     });
   }
 

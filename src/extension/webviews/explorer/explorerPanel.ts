@@ -1,9 +1,8 @@
 import * as vscode from 'vscode';
 import { RolloutStore } from '../../../core/store/store';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
-import { IpcNotification } from '../../../viewer/protocol';
 import { ExplorerBackend } from '../../../viewer/explorer/backend';
-import { ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from '../../../viewer/explorer/protocol';
+import { ExplorerMethods, ExplorerStateNotification, OpenExplorerArgsSchema, type ExplorerState, type OpenExplorerArgs } from '../../../viewer/explorer/protocol';
 
 /** The store is closed after this long without a request, so the CLI can import meanwhile. */
 const IDLE_CLOSE_MS = 60_000;
@@ -37,17 +36,7 @@ class ExplorerPanel implements WebviewProvider<unknown, ExplorerState> {
         })
       : null;
     controller.onDidDispose(() => void this.backend?.dispose());
-    for (const h of this.backend?.handlers ?? []) {
-      // The backend validates each command against its schema.
-      controller.onCommand(h.type, null, (params) => this.run(h.type.method, params));
-    }
-  }
-
-  private async run(method: string, params: unknown): Promise<void> {
-    const answer = await this.backend!.handle(method, params);
-    if (!answer) return;
-    if (answer.method === ExplorerStateNotification.method) this.p.controller.setState(answer.params as ExplorerState);
-    else this.p.controller.notify(new IpcNotification<unknown>(answer.method), answer.params);
+    if (this.backend) controller.serve(ExplorerMethods, this.backend.methods);
   }
 
   async show(rawArgs?: unknown): Promise<ExplorerState> {

@@ -6,7 +6,7 @@ import { RolloutStore } from '../../../core/store/store';
 import { findingsScope } from '../../views/data';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import type { WebviewController } from '../webviewController';
-import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthScope, type HealthScopeOption, type HealthState } from '../../../viewer/health/protocol';
+import { DidChangeHealthNotification, HealthMethods, type HealthScope, type HealthScopeOption, type HealthState } from '../../../viewer/health/protocol';
 
 const keyOf = (s: HealthScope): string => (s.version !== undefined ? `version:${s.version}` : s.run !== undefined ? `run:${s.run}` : 'all');
 
@@ -45,10 +45,12 @@ class HealthPanel implements WebviewProvider<string | null, HealthState> {
   constructor(private readonly p: WebviewPanelContext<HealthState>) {
     this.controller = p.controller;
     this.output = p.session.output;
-    this.controller.onCommand(RefreshHealthCommand, null, () => void this.recompute());
-    this.controller.onCommand(SetHealthScopeCommand, null, ({ scope }) => {
-      this.picked = scope;
-      void this.recompute();
+    this.controller.serve(HealthMethods, {
+      refresh: () => void this.recompute(),
+      setScope: ({ scope }) => {
+        this.picked = scope;
+        void this.recompute();
+      },
     });
   }
 

@@ -1,10 +1,9 @@
 import * as vscode from 'vscode';
-import * as z from 'zod/mini';
 import { loadVersions } from '../../views/data';
 import { versionWebview } from '../../versions/webviews';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { layoutLineage } from './layout';
-import { DidChangeLineageNotification, OpenVersionCommand, RefreshLineageCommand, type LineageState } from '../../../viewer/lineage/protocol';
+import { DidChangeLineageNotification, LineageMethods, type LineageState } from '../../../viewer/lineage/protocol';
 
 const EMPTY: LineageState = { status: 'loading', harness: null, metric: null, promoted: null, nodes: [], edges: [], width: 0, height: 0, error: null };
 
@@ -17,9 +16,11 @@ export const lineageFeature: WebviewFeature<LineageState, void, LineageState> = 
 
 class LineagePanel implements WebviewProvider<void, LineageState> {
   constructor(private readonly p: WebviewPanelContext<LineageState>) {
-    p.controller.onCommand(RefreshLineageCommand, null, () => void this.refresh());
-    p.controller.onCommand(OpenVersionCommand, z.object({ id: z.string().check(z.regex(/^v\d+$/)) }), async ({ id }) => {
-      await p.session.webviews.show(versionWebview, undefined, { key: id, column: vscode.ViewColumn.Beside, preserveFocus: true });
+    p.controller.serve(LineageMethods, {
+      refresh: () => void this.refresh(),
+      openVersion: async ({ id }) => {
+        await p.session.webviews.show(versionWebview, undefined, { key: id, column: vscode.ViewColumn.Beside, preserveFocus: true });
+      },
     });
   }
 

@@ -1,12 +1,11 @@
 import * as vscode from 'vscode';
-import * as z from 'zod/mini';
 import { loadEntry } from '../../views/data';
 import type { BacktestReport } from '../../../core/backtest/backtest';
 import { resultWebview } from '../../backtest/webviews';
 import { backtestView } from '../backtest/view';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { evidenceState } from './evidence';
-import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../../viewer/version/protocol';
+import { DidChangeVersionNotification, VersionMethods, type VersionEvidenceState } from '../../../viewer/version/protocol';
 
 const loading = (id: string): VersionEvidenceState => ({
   status: 'loading', id, parent: null, branch: '', commit: '', state: '', isPromoted: false, layer: '', hypothesis: null, intervention: null,
@@ -25,17 +24,19 @@ class VersionPanel implements WebviewProvider<void, VersionEvidenceState> {
 
   constructor(private readonly p: WebviewPanelContext<VersionEvidenceState>) {
     this.id = p.key;
-    p.controller.onCommand(OpenFileDiffCommand, z.object({ file: z.string().check(z.minLength(1), z.maxLength(4096)) }), async ({ file }) => {
-      const state = await this.refresh();
-      if (!state.parent || !state.intervention?.changedPaths.includes(file)) return;
-      const { openFileDiff } = await import('../../commands/versions');
-      await openFileDiff(state.parent, this.id, file);
-    });
-    p.controller.onCommand(RunVersionActionCommand, z.object({ action: z.enum(['promote', 'reject', 'recordSkill', 'backtest', 'gate', 'showBacktest']) }), async ({ action }) => {
-      if (action === 'showBacktest') return this.showRecordedBacktest();
-      const cmd = { promote: 'evotrainer.promoteVersion', reject: 'evotrainer.rejectVersion', recordSkill: 'evotrainer.recordSkill', backtest: 'evotrainer.backtestVersion', gate: 'evotrainer.gateVersion' }[action];
-      await vscode.commands.executeCommand(cmd, this.id);
-      await this.refresh();
+    p.controller.serve(VersionMethods, {
+      openFileDiff: async ({ file }) => {
+        const state = await this.refresh();
+        if (!state.parent || !state.intervention?.changedPaths.includes(file)) return;
+        const { openFileDiff } = await import('../../commands/versions');
+        await openFileDiff(state.parent, this.id, file);
+      },
+      runAction: async ({ action }) => {
+        if (action === 'showBacktest') return this.showRecordedBacktest();
+        const cmd = { promote: 'evotrainer.promoteVersion', reject: 'evotrainer.rejectVersion', recordSkill: 'evotrainer.recordSkill', backtest: 'evotrainer.backtestVersion', gate: 'evotrainer.gateVersion' }[action];
+        await vscode.commands.executeCommand(cmd, this.id);
+        await this.refresh();
+      },
     });
   }
 

@@ -2,7 +2,7 @@ import { parseRubric, runJudge, type JudgeBudget, type JudgeRun } from '../diagn
 import type { ChatModel } from '../llm/chat';
 import { seededRandom } from '../util/random';
 import type { RolloutStore } from '../store/store';
-import type { GateCheck } from './gate';
+import type { GateCheck } from './types';
 
 /**
  * Judge audit: when an LLM endpoint is configured, a sample of the flipped tasks'
