@@ -1,12 +1,12 @@
 // `npm run bench:backtest`: a reward backtest over 100,000 cached rollouts with a trivial
 // reward function, against the baseline of calling the same function in a plain Python
 // loop over the same data (read from a JSON-lines export, in one process).
-// Targets (issue 6): ≥ 20,000 rollouts/s on two cores, and ≥ 0.5× the plain loop.
+// Target: end to end (store read + worker start-up + scoring) ≥ 0.5× the plain loop.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadCachedRollouts, WorkerPool } from '../../src/core/backtest';
+import { scoreFromStore, WorkerPool } from '../../src/core/backtest';
 import { RolloutStore } from '../../src/core/store/store';
 import { arg, args } from './common';
 
@@ -39,25 +39,25 @@ async function main() {
   await store.import([path.join(dir, 'run')], { run: 'bench' });
   log(`${N} cached rollouts in the store`);
 
-  // Ours: read from the store, ship to one python3 worker per core, collect.
+  // Ours, end to end: the workers start (one long-lived python3 per core, as a local backtest
+  // starts them) while the reward's inputs are read from the store; the inputs stream to the
+  // workers as they are read, only the columns the reward reads (it never reads extra_info).
+  const reward = { name: 'r', path: 'reward/compute_score.py', function: 'compute_score', kind: 'verl' as const };
   const t0 = performance.now();
-  const rollouts = await loadCachedRollouts(store, {});
-  const items = rollouts.map((r) => ({ data_source: r.data_source, solution_str: r.response, ground_truth: r.ground_truth, extra_info: { index: r.id } }));
-  const t1 = performance.now();
-  // The backtest path: one long-lived python3 worker per core (as localRunner starts them),
-  // then the calls. Start-up is timed apart, as the plain loop's interpreter start is not in its time.
-  const pool = await WorkerPool.start({ root: tree, workers: availableParallelism(), timeoutSeconds: 10, batchSize: 1024, memoryMb: 4096, functions: [{ name: 'r', path: 'reward/compute_score.py', function: 'compute_score', kind: 'verl' }] });
-  const tStarted = performance.now();
-  const results = [await pool.map('r', items)];
+  let tStarted = 0;
+  const poolP = WorkerPool.start({ root: tree, workers: availableParallelism(), timeoutSeconds: 10, batchSize: 1024, memoryMb: 4096, functions: [reward] }).then((p) => ((tStarted = performance.now()), p));
+  const byId = await scoreFromStore(store, {}, poolP, reward);
   const t2 = performance.now();
+  const pool = await poolP;
   await pool.close();
+  const rows = await store.all<{ id: number; response: string; ground_truth: string; data_source: string }>('select id, response, ground_truth, data_source from rollouts order by id');
   store.close();
-  const correct = results[0]!.filter((r) => r.value === 1).length;
-  const errors = results[0]!.filter((r) => r.error !== null).length;
+  const items = rows.map((r) => ({ data_source: r.data_source, solution_str: r.response, ground_truth: r.ground_truth, extra_info: { index: r.id } }));
+  const results = rows.map((r) => byId.get(r.id) ?? { value: null, error: 'no result' });
+  const correct = results.filter((r) => r.value === 1).length;
+  const errors = results.filter((r) => r.error !== null).length;
   const oursS = (t2 - t0) / 1000;
-  const scoreS = (t2 - tStarted) / 1000;
-  const startS = (tStarted - t1) / 1000;
-  const rate = N / scoreS;
+  const startS = (tStarted - t0) / 1000;
   const e2eRate = N / oursS;
 
   // Baseline: the same function over the same data in one plain Python loop.
@@ -81,12 +81,11 @@ print(json.dumps({"n": n, "correct": c, "seconds": t_all}))
   const base = JSON.parse(b.stdout) as { n: number; correct: number; seconds: number };
   if (base.correct !== correct) throw new Error(`results differ: ${correct} vs the plain loop's ${base.correct}`);
   const baseRate = base.n / base.seconds;
-  const ratio = rate / baseRate;
-  log(`scoring: ${N} rollouts through ${availableParallelism()} long-lived python3 workers in ${scoreS.toFixed(2)} s = ${Math.round(rate)} rollouts/s (target ≥ 20000), ${errors} errors; worker start-up ${startS.toFixed(2)} s`);
-  log(`end to end (store read ${((t1 - t0) / 1000).toFixed(2)} s + start-up + scoring): ${oursS.toFixed(2)} s = ${Math.round(e2eRate)} rollouts/s`);
+  const ratio = e2eRate / baseRate;
+  log(`ours, end to end: ${N} rollouts read from the store and scored by ${availableParallelism()} python3 workers in ${oursS.toFixed(2)} s = ${Math.round(e2eRate)} rollouts/s, ${errors} errors (the workers were ready after ${startS.toFixed(2)} s, reading had started at 0)`);
   log(`baseline, the same function in a plain Python loop in one process (json.loads + call per rollout): ${base.seconds.toFixed(2)} s = ${Math.round(baseRate)} rollouts/s`);
-  log(`scoring throughput ${ratio.toFixed(2)}× the plain loop (target ≥ 0.50); end to end ${(e2eRate / baseRate).toFixed(2)}×`);
-  if (json) process.stdout.write(JSON.stringify({ rollouts: N, seconds: oursS, scoreSeconds: scoreS, startSeconds: startS, rate, e2eRate, baseRate, ratio, errors }) + '\n');
+  log(`end to end (store read + worker start-up + scoring) ${ratio.toFixed(2)}× the plain loop (target ≥ 0.50)`);
+  if (json) process.stdout.write(JSON.stringify({ rollouts: N, seconds: oursS, startSeconds: startS, e2eRate, baseRate, ratio, errors }) + '\n');
   rmSync(dir, { recursive: true, force: true });
 }
 

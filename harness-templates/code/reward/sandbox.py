@@ -15,7 +15,11 @@ Layers, from the outside in:
   * an audit hook in the candidate's interpreter (reward/sandbox_runner.py) ends it at the first
     write outside its scratch folder, read or stat of the harness or the tests, change of
     folder out of it, folder descriptor, symlink, process start, signal, socket or
-    native-code load;
+    native-code load (ctypes, or an extension module from outside the interpreter's folders);
+    after the namespace setup the candidate runs in a fresh interpreter (nothing native left
+    loaded), its scratch folder mounted noexec;
+  * the candidate gets a scrubbed environment, no inherited descriptors, and only its stdout
+    is judged (stderr never counts);
   * the checker's own folder is fingerprinted before and after: any change is tampering.
 
 Verdicts: AC (accepted), WA (wrong answer, including no output or an early exit), TLE, MLE,

@@ -40,7 +40,8 @@ DENIED_EVENTS = frozenset({
     "urllib.Request", "ftplib.connect", "http.client.connect", "smtplib.connect",
 })
 # Functions of this runner: rebinding their code or defaults (to disarm the hook) is refused.
-PROTECTED = frozenset({"_sandbox_hook", "_sandbox_inside", "_sandbox_deny", "_sandbox_normpath", "_sandbox_isdir", "guarded"})
+PROTECTED = frozenset({"_sandbox_hook", "_sandbox_inside", "_sandbox_deny", "_sandbox_normpath", "_sandbox_isdir", "guarded",
+                       "finish"})
 PATH_WRITE_EVENTS = frozenset({
     "os.remove", "os.rmdir", "os.rename", "os.mkdir", "os.chmod", "os.chown", "os.truncate",
     "os.link", "os.utime", "shutil.rmtree", "shutil.copyfile", "shutil.move",
@@ -103,12 +104,18 @@ def _sandbox_deny(event, detail, _exit=os._exit, _write=os.write, _code=TAMPER_E
 
 
 def make_hook(sandbox, readable):
+    """See _make_hook; native modules load only from the interpreter's library and site folders."""
+    native = tuple(r for r in readable if r != sandbox and not sandbox.startswith(r + "/") and not r.startswith("/dev/"))
+    return _make_hook(sandbox, readable, native)
+
+
+def _make_hook(sandbox, readable, native):
     """The audit hook. It has no closure and everything it uses is bound as a default when it
     is created, so monkeypatching modules, builtins or globals afterwards changes nothing it
     relies on; rebinding its defaults or code is itself refused. Relative paths are resolved
     against the real working folder (os.getcwd, as the kernel does), never an assumed one."""
 
-    def _sandbox_hook(event, args, sandbox=sandbox, readable=readable, sandbox_only=(sandbox,), inside=_sandbox_inside,
+    def _sandbox_hook(event, args, sandbox=sandbox, readable=readable, native=native, sandbox_only=(sandbox,), inside=_sandbox_inside,
                       deny=_sandbox_deny, _isinstance=isinstance, _str=str, _bytes=bytes, _int=int, _tuple=tuple,
                       _repr=repr, _any=any, _getattr=getattr, _denied=DENIED_EVENTS, _pw=PATH_WRITE_EVENTS,
                       _pr=PATH_READ_EVENTS, _imports=DENIED_IMPORTS, _wf=WRITE_FLAGS, _protected=PROTECTED,
@@ -150,6 +157,10 @@ def make_hook(sandbox, readable):
             name = args[0] if args else ""
             if _isinstance(name, _str) and name.split(".")[0] in _imports:
                 deny(event, name)
+            # an extension module (its file named): only the interpreter's own, never one the
+            # candidate wrote or copied
+            if len(args) > 1 and _isinstance(args[1], (_str, _bytes)) and not inside(args[1], native, cwd):
+                deny(event, _repr(args[1]))
 
     return _sandbox_hook
 
@@ -212,6 +223,10 @@ def read_only_root(writable, outer_namespace):
     mount(None, b"/", None, MS_REC | MS_PRIVATE)
     w = os.fsencode(writable)
     mount(w, w, None, MS_BIND)  # its own mount, left read-write below
+    try:  # nothing written there can be mapped executable (a native module the candidate writes)
+        mount(None, w, None, MS_REMOUNT | MS_BIND | MOUNT_FLAGS["nosuid"] | MOUNT_FLAGS["nodev"] | MOUNT_FLAGS["noexec"])
+    except OSError:
+        pass  # the audit hook still refuses loading native code from there
     with open("/proc/self/mountinfo", "rb") as f:
         lines = f.read().decode("utf-8", "surrogateescape").splitlines()
     seen = {w}
@@ -282,6 +297,14 @@ def main():
         os._exit(COMPILE_ERROR_EXIT)
     if mode == "compile":
         os._exit(0)
+
+    if mode == "run" and (outer_namespace or (drop and os.getuid() == 0)):
+        setup(sandbox, outer_namespace, drop)
+        # The setup loaded native-code support (ctypes) into this interpreter, where a module
+        # cache would hand it to the candidate without an import to refuse: the candidate runs
+        # in a fresh interpreter instead (the mounts, user and dropped capabilities carry over).
+        os.execv(sys.executable, [sys.executable, "-I", "-S", "-B", os.path.abspath(__file__), "candidate", source_file,
+                                  str(cpu_s), str(mem_b), str(out_b)])
     os.remove(source_file)  # the candidate has no business reading its own file back
 
     readable = [sandbox]
@@ -292,25 +315,6 @@ def main():
     readable += ["/dev/null", "/dev/urandom", "/dev/zero", "/etc/localtime", "/usr/share/zoneinfo"]
     readable = tuple(sorted({r.rstrip("/") or "/" for r in readable}))
     hook = make_hook(sandbox, readable)
-    if outer_namespace:
-        try:
-            read_only_root(sandbox, outer_namespace)
-        except OSError as e:
-            os.write(2, ("sandbox setup: %s\n" % e).encode("utf-8", "replace"))
-            os._exit(SETUP_EXIT)
-
-    # Run as nobody when started as root (and nobody can run this Python): the kernel then
-    # refuses writes to the harness and signals to other users' processes, whatever the hook does.
-    if drop and os.getuid() == 0:
-        os.setgroups([])
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
-    if outer_namespace and os.getuid() == 0:
-        try:
-            drop_capabilities()
-        except OSError as e:
-            os.write(2, ("sandbox setup: %s\n" % e).encode("utf-8", "replace"))
-            os._exit(SETUP_EXIT)
 
     # Over the CPU limit the kernel sends SIGKILL (soft = hard: no SIGXCPU first that the
     # program could ignore or turn into an exit of its own choosing).
@@ -331,29 +335,62 @@ def main():
     audit_unaudited_calls()
     sys.addaudithook(hook)
     del hook
+    finish(code, scope)
+
+
+def setup(sandbox, outer_namespace, drop):
+    """The read-only root (in a private mount namespace), then nobody (started as root), then no
+    capabilities left."""
+    if outer_namespace:
+        try:
+            read_only_root(sandbox, outer_namespace)
+        except OSError as e:
+            os.write(2, ("sandbox setup: %s\n" % e).encode("utf-8", "replace"))
+            os._exit(SETUP_EXIT)
+    # Run as nobody when started as root (and nobody can run this Python): the kernel then
+    # refuses writes to the harness and signals to other users' processes, whatever the hook does.
+    if drop and os.getuid() == 0:
+        os.setgroups([])
+        os.setgid(NOBODY)
+        os.setuid(NOBODY)
+    if outer_namespace and os.getuid() == 0:
+        try:
+            drop_capabilities()
+        except OSError as e:
+            os.write(2, ("sandbox setup: %s\n" % e).encode("utf-8", "replace"))
+            os._exit(SETUP_EXIT)
+
+
+def finish(code, scope, _exit=os._exit, _write=os.write, _isinstance=isinstance, _int=int, _str=str, _type=type,
+           _SystemExit=SystemExit, _MemoryError=MemoryError, _BaseException=BaseException, _stdout=sys.stdout):
+    """Runs the candidate and exits with its status. What the exit path uses is bound here, before
+    the candidate runs: replacing os._exit, os.write, builtins or sys.stdout changes no verdict."""
     status = 0
     try:
         exec(code, scope)
-    except SystemExit as e:
-        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        if not isinstance(e.code, int) and e.code is not None:
-            os.write(2, str(e.code).encode("utf-8", "replace")[:1000] + b"\n")
-    except MemoryError:
-        os.write(2, b"MemoryError\n")
-        os._exit(MEMORY_EXIT)
-    except BaseException as e:  # the candidate's own error: a runtime error
+    except _SystemExit as e:
+        status = e.code if _isinstance(e.code, _int) else (0 if e.code is None else 1)
+        if not _isinstance(e.code, _int) and e.code is not None:
+            try:
+                _write(2, _str(e.code).encode("utf-8", "replace")[:1000] + b"\n")
+            except _BaseException:
+                pass
+    except _MemoryError:
+        _write(2, b"MemoryError\n")
+        _exit(MEMORY_EXIT)
+    except _BaseException as e:  # the candidate's own error: a runtime error
         try:
-            os.write(2, ("%s: %s\n" % (type(e).__name__, e))[-4000:].encode("utf-8", "replace"))
-        except BaseException:
+            _write(2, ("%s: %s\n" % (_type(e).__name__, e))[-4000:].encode("utf-8", "replace"))
+        except _BaseException:
             pass
-        os._exit(1)
+        _exit(1)
     try:
-        sys.stdout.flush()
-    except MemoryError:
-        os._exit(MEMORY_EXIT)
-    except BaseException:
-        os._exit(1)
-    os._exit(status & 0xFF)
+        _stdout.flush()
+    except _MemoryError:
+        _exit(MEMORY_EXIT)
+    except _BaseException:
+        _exit(1)
+    _exit(_int(status) & 0xFF)
 
 
 if __name__ == "__main__":

@@ -241,6 +241,202 @@ class TamperingTest(unittest.TestCase):
         self.assertIsInstance(iso["network"], bool)
 
 
+# A program that cannot compute its answer: it looks for the expected output wherever the checker
+# might have left it and prints what it finds. Its answer is a token it cannot guess.
+SECRET_TESTS = json.dumps({"inputs": ["1 2\n"], "outputs": ["EXPECTED-4c1e9\n"]})
+HUNT = """import os, re, stat, sys
+def hunt(data):
+    m = re.search(r"EXPECTED-[0-9a-f]+", data)
+    if m:
+        print(m.group(0))
+        sys.stdout.flush()
+        os._exit(0)
+pids = [p for p in os.listdir('/proc') if p.isdigit() and p != str(os.getpid())]
+for pid in pids:
+    for name in WHERE:
+        path = '/proc/%s/%s' % (pid, name)
+        try:
+            if name == 'fd':
+                for fd in os.listdir(path):
+                    if stat.S_ISREG(os.stat(path + '/' + fd).st_mode):
+                        hunt(open(path + '/' + fd, errors='replace').read())
+            else:
+                hunt(open(path, 'rb').read().decode('utf-8', 'replace'))
+        except OSError:
+            pass
+print('nothing found')
+"""
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def checker_process(src, argv_tests=False, env_tests=False, open_file=False, inheritable=False):
+    """A fresh checker process scoring `src` on SECRET_TESTS, holding the tests where a trainer
+    might: on its command line, in its environment, in a file it has open (passed on or not)."""
+    script = ("import json, os, sys\nsys.path.insert(0, %r)\nfrom compute_score import compute_score\n"
+              "tests = os.environ.pop('TESTS_FILE', None)\nkeep = open(tests) if tests else None\n"
+              "if keep is not None and %r:\n    os.set_inheritable(keep.fileno(), True)\n"
+              "print(json.dumps(compute_score('code', sys.argv[1], sys.argv[2], config=json.loads(sys.argv[3]))))\n"
+              % (REWARD, inheritable))
+    env = dict(os.environ)
+    if env_tests:
+        env["EVOTRAINER_TESTS"] = SECRET_TESTS
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        f.write(SECRET_TESTS)
+    try:
+        if open_file:
+            env["TESTS_FILE"] = f.name
+        r = subprocess.run([sys.executable, "-c", script, "```python\n" + src + "\n```", SECRET_TESTS if argv_tests else "see-file", json.dumps(CFG)]
+                           if argv_tests else
+                           [sys.executable, "-c", script.replace("sys.argv[2]", "json.dumps(%s)" % SECRET_TESTS), "```python\n" + src + "\n```", "-", json.dumps(CFG)],
+                           cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.unlink(f.name)
+    if r.returncode != 0:
+        raise AssertionError(r.stderr[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+class AttackTest(unittest.TestCase):
+    """Each way a program might earn credit without solving the problem, run for real. Where the
+    isolation differs by machine, the same tests run without namespaces too (EVOTRAINER_SANDBOX_UNSHARE=0)."""
+
+    def assertNoCredit(self, r, tampered=True):
+        self.assertEqual((r["score"], r["acc"], r["partial"]), (0.0, 0.0, 0.0), r)
+        self.assertNotEqual(r["verdict"], "AC")
+        if tampered:
+            self.assertEqual(r["tampered"], 1.0, r)
+
+    def test_expected_outputs_through_proc(self):
+        # the checker's command line, its environment, and the files it holds open, read
+        # through /proc from inside the sandbox
+        for where, kwargs in (("cmdline", {"argv_tests": True}), ("environ", {"env_tests": True}), ("fd", {"open_file": True})):
+            with self.subTest(where):
+                r = checker_process("WHERE = %r\n%s" % ([where], HUNT), **kwargs)
+                self.assertNoCredit(r)
+
+    def test_expected_outputs_through_inherited_descriptors(self):
+        # a descriptor the checker left inheritable: the program reads every number it might be
+        src = ("import os\nfor fd in range(3, 256):\n    try:\n        os.lseek(fd, 0, 0)\n"
+               "        data = os.read(fd, 1 << 16).decode('utf-8', 'replace')\n    except OSError:\n        continue\n"
+               "    if 'EXPECTED-' in data:\n        print(data.split('EXPECTED-')[1].split('\\\\')[0].join(['EXPECTED-', '']))\n        break\n")
+        r = checker_process(src, open_file=True, inheritable=True)
+        self.assertNoCredit(r, tampered=False)
+        self.assertEqual(r["verdict"], "WA")
+
+    def test_the_program_sees_none_of_the_checkers_environment(self):
+        os.environ["EVOTRAINER_TEST_SECRET"] = "EXPECTED-4c1e9"
+        os.environ["PYTHONPATH"] = ROOT
+        try:
+            r = score("import os\nprint(os.environ.get('EVOTRAINER_TEST_SECRET', 'none'))\n", tests=SECRET_TESTS)
+            self.assertNoCredit(r, tampered=False)
+            # PYTHONPATH, HOME, tokens: only PATH, LANG and Python's own switches get through
+            r = score("import os\nprint(' '.join(sorted(os.environ)))\n",
+                      tests=json.dumps({"inputs": [""], "outputs": ["LANG PATH PYTHONHASHSEED PYTHONIOENCODING\n"]}))
+            self.assertEqual(r["verdict"], "AC", r)
+        finally:
+            del os.environ["EVOTRAINER_TEST_SECRET"]
+            del os.environ["PYTHONPATH"]
+
+    def test_shared_temporary_files(self):
+        # files left where the checker, or the next program, would find them: the system's
+        # temporary folders and the checker's own scratch folder around the program's
+        for target in ("/tmp/evotrainer-left-by-a-program", "/dev/shm/evotrainer-left-by-a-program", "/var/tmp/evotrainer-left-by-a-program",
+                       "os.path.join(os.path.dirname(os.getcwd()), 'left-by-a-program')"):
+            expr = target if target.startswith("os.") else repr(target)
+            src = "import os\nPATH = %s\nopen(PATH, 'w').write('7')\nprint(PATH)\n%s" % (expr, SUM)
+            with self.subTest(target):
+                r = score(src)
+                self.assertNoCredit(r)
+                if not target.startswith("os."):
+                    landed = os.path.exists(target)
+                    if landed:
+                        os.unlink(target)
+                    self.assertFalse(landed, target)
+
+    def test_native_code_and_signal_handlers(self):
+        so = "import glob, os\nSO = glob.glob(os.path.join(os.path.dirname(os.__file__), 'lib-dynload', '_ctypes.*'))[0]\n"
+        for name, src in (
+                ("import_module", "import importlib\nimportlib.import_module('ctypes').CDLL(None)\n"),
+                ("__import__", "__import__('_ctypes')\n"),
+                ("extension loader", so + "import importlib.machinery, importlib.util\n"
+                                          "spec = importlib.util.spec_from_file_location('_ctypes', SO)\n"
+                                          "importlib.util.module_from_spec(spec)\n"),
+                # a native module written into the sandbox, under a name of its own
+                ("written module", so + "import shutil\nshutil.copy(SO, 'helper.so')\nimport importlib.util\n"
+                                        "importlib.util.module_from_spec(importlib.util.spec_from_file_location('helper', 'helper.so'))\n")):
+            with self.subTest(name):
+                self.assertNoCredit(score(src + SUM))
+        # a handler on every catchable signal prints the right answer and exits cleanly: if the
+        # checker ended programs with a signal they can catch, a program past its time would pass
+        handlers = ("import os, signal, sys\na, b = map(int, input().split())\n"
+                    "def answer(*_):\n    print(a + b)\n    sys.stdout.flush()\n    os._exit(0)\n"
+                    "for s in signal.Signals:\n    try:\n        signal.signal(s, answer)\n    except (OSError, ValueError, RuntimeError):\n        pass\n")
+        for name, tail in (("spin", "while True:\n    pass\n"), ("sleep", "import time\ntime.sleep(60)\n"),
+                           ("stop itself", "signal.raise_signal(signal.SIGSTOP)\nwhile True:\n    pass\n"),
+                           ("timer", "signal.setitimer(signal.ITIMER_REAL, 30)\nwhile True:\n    pass\n")):
+            with self.subTest(name):
+                r = score(handlers + tail, tests=json.dumps({"inputs": ["3 4\n"], "outputs": ["7\n"]}))
+                self.assertEqual((r["verdict"], r["timeout"], r["score"]), ("TLE", 1.0, 0.0), name)
+
+    def test_printing_to_stderr_earns_nothing(self):
+        for src in ("import sys\na, b = map(int, input().split())\nprint(a + b, file=sys.stderr)\n",
+                    "import os\na, b = map(int, input().split())\nos.write(2, b'%d\\n' % (a + b))\n",
+                    "import sys\na, b = map(int, input().split())\nsys.stdout = sys.stderr\nprint(a + b)\n"):
+            with self.subTest(src):
+                r = score(src)
+                self.assertNoCredit(r, tampered=False)
+                self.assertEqual(r["verdict"], "WA")
+
+    def test_shadowing_the_checkers_modules(self):
+        # modules where a checker process would import them: the trainer's working folder, the
+        # reward's byte-code cache (not fingerprinted), the reward folder itself
+        cache = os.path.join(REWARD, "__pycache__", "sandbox.cpython-%d%d.pyc" % sys.version_info[:2])
+        real = read_bytes(os.path.join(REWARD, "sandbox.py"))
+        for target in (os.path.join(ROOT, "json.py"), os.path.join(ROOT, "sitecustomize.py"), cache, os.path.join(REWARD, "sandbox.py")):
+            existed = os.path.exists(target)
+            before = read_bytes(target) if existed else None
+            with self.subTest(target):
+                try:
+                    r = score("open(%r, 'wb').write(b'import os\\nos._exit(0)\\n')\n%s" % (target, SUM))
+                    self.assertNoCredit(r)
+                finally:
+                    now = read_bytes(target) if os.path.exists(target) else None
+                    if now != before:
+                        if existed:
+                            with open(target, "wb") as f:
+                                f.write(before)
+                        else:
+                            os.unlink(target)
+                    self.assertEqual(now, before, "%s was written" % target)
+        self.assertEqual(read_bytes(os.path.join(REWARD, "sandbox.py")), real)
+        # inside the program's own interpreter: the runner's exit path is its own, whatever the
+        # program replaced (a runtime error stays one)
+        src = (SUM + "import builtins, os, sys\nos._exit = lambda *a: None\nos.write = lambda *a: 0\n"
+               "builtins.isinstance = lambda *a: True\nsys.stdout.flush = lambda: None\nraise RuntimeError('after the answer')\n")
+        r = score(src)
+        self.assertEqual((r["verdict"], r["score"]), ("RE", 0.0), r)
+
+    def test_timing_the_checker(self):
+        # the checker's clock and progress through /proc (which test is this, how long has it run?)
+        for path in ("'/proc/%d/stat' % os.getppid()", "'/proc/self/stat'", "'/proc/uptime'", "'/proc/1/sched'"):
+            with self.subTest(path):
+                self.assertNoCredit(score("import os\nprint(open(%s).read())\n%s" % (path, SUM)))
+        self.assertNoCredit(score("import os\nprint(sorted(os.listdir('/proc')))\n" + SUM))
+        # the right answer printed in time, then the limit overrun (busy in threads, or asleep):
+        # the time limit is the whole run's, not the moment the output appeared
+        tail = {"threads": "import threading\ndef spin():\n    while True:\n        pass\n"
+                           "for _ in range(3):\n    threading.Thread(target=spin, daemon=True).start()\nspin()\n",
+                "sleep": "import time\ntime.sleep(60)\n"}
+        for name, rest in tail.items():
+            with self.subTest(name):
+                r = score("import sys\n" + SUM + "sys.stdout.flush()\n" + rest)
+                self.assertEqual((r["verdict"], r["timeout"], r["score"]), ("TLE", 1.0, 0.0), r)
+
+
 PLANTED = """# a module planted in the interpreter's library: shadows the native select module
 import glob, importlib.util, os, sys, threading, time
 _so = glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib-dynload", "select.*"))[0]

@@ -152,7 +152,8 @@ def ground_truth_answer(ground_truth) -> str:
 # ----------------------------------------------------------------------------- normalization
 
 _DOUBLE_ESCAPED = re.compile(r"\\\\(?=(?:frac|dfrac|tfrac|sqrt|begin|end|text|mathrm|pi|cdot|times|left|right|infty|le|ge|cup|in)\b|(?:frac|dfrac|tfrac)\d)")
-_WRAPPERS = ("\\text", "\\textbf", "\\textit", "\\textrm", "\\mathrm", "\\mathbf", "\\mathit", "\\mbox", "\\operatorname", "\\boxed", "\\fbox")
+_WRAPPERS = ("\\text", "\\textbf", "\\textit", "\\textrm", "\\textsf", "\\texttt", "\\textnormal", "\\emph", "\\mathrm", "\\mathbf",
+             "\\mathit", "\\mathcal", "\\mathsf", "\\mathtt", "\\mbox", "\\operatorname", "\\boxed", "\\fbox")
 _SHORT_UNITS = r"cm|mm|km|m|kg|mg|g|lb|lbs|ft|in|l|ml|hrs?|mins?|secs?|sq"
 _LONG_UNITS = (r"units?|pounds?|feet|foot|inch(?:es)?|miles?|mph|hours?|minutes?|seconds?|days?|weeks?|months?|years?|dollars?|cents?"
                r"|degrees?|meters?|metres?|centimeters?|kilometers?|liters?|litres?|square|cubic|people|persons?|students?|apples?"
@@ -220,6 +221,7 @@ def normalize(ans) -> str:
                  ("\\tbinom", "\\binom"), ("\\mp", "\\pm"), ("±", "\\pm"), ("{,}", ","), ("\\%", "%"), ("\\$", ""), ("$", ""), ("°", ""), ("\\degree", ""),
                  ("\\langle", "("), ("\\rangle", ")"), ("⟨", "("), ("⟩", ")"), ("≤", "\\le "), ("≥", "\\ge "), ("∞", "\\infty "), ("∪", "\\cup "), ("−", "-")):
         s = s.replace(a, b)
+    s = re.sub(r"(?<=\d),\\!\s*(?=\d)", "", s)  # 56,\!017 and 11,\! 111: digits grouped with a negative space
     s = re.sub(r"(?<!\\)\\[!,;: ]", " ", s).replace("~", " ")
     s = re.sub(r"\\(?:left|right|bigl|bigr|Bigl|Bigr|big|Big)\s*(\\?[()\[\]{}|.])", lambda m: "" if m.group(1) == "." else m.group(1), s)
     # degrees: dropped from an angle (90^\\circ is 90), radians inside a trigonometric function

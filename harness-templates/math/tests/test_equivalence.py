@@ -47,7 +47,9 @@ class NotationTest(unittest.TestCase):
     def test_units_and_text_wrappers(self):
         self.same("5\\text{ meters}", "5 meters", "5", "\\mbox{5}")
         self.same("10\\text{ cm}^2", "10\\text{ cm}^{2}", "10 square units", "10")
-        self.same("\\text{odd}", "odd", "\\mathrm{odd}")
+        self.same("\\text{odd}", "odd", "\\mathrm{odd}", "\\textsf{odd}", "\\emph{odd}")
+        self.same("B", "\\mathcal{B}", "\\mathsf{B}", "\\texttt{B}")
+        self.differ("\\mathcal{B}", "C")
         self.same("17\\text{ any words}", "17")
         self.same("90^\\circ", "90", "90^{\\circ}")
         self.differ("5\\text{ meters}", "6")
@@ -64,6 +66,12 @@ class NotationTest(unittest.TestCase):
         self.same("\\$23{,}000", "23000", "23,000 dollars")
         self.differ("1,000.99", "1000.9")
         self.differ("1,000", "1")
+
+    def test_digits_grouped_with_a_negative_space(self):
+        self.same("56,\\!01,\\!78,\\!95,\\!760", "56017895760")
+        self.same("11,\\! 111,\\! 111,\\! 100", "11111111100", "11,111,111,100")
+        self.differ("56,\\!01,\\!78", "5601780")
+        self.differ("56, 01, 78", "560178")  # without the negative space: a list
 
     def test_intervals(self):
         self.same("[0,1)", "[0, 1)", "\\left[0,1\\right)", "x \\in [0,1)")

@@ -9,15 +9,16 @@ optional ``test_patch`` (the benchmark's tests, applied after the candidate patc
 
 Steps: a scratch worktree at ``base_commit``; ``git apply`` of the patch (then
 ``patch --fuzz`` as SWE-bench falls back to); every test file and test configuration file
-(``setup.cfg``, ``tox.ini``, ``pytest.ini``, ``pyproject.toml``, ``conftest.py``) is reset to
+(``setup.cfg``, ``tox.ini``, ``pytest.ini``, ``pytest.toml``, ``pyproject.toml``, ``conftest.py``) is reset to
 the base commit and the ``test_patch`` applied, so a patch that deletes, skips or rewrites the
 failing test, or adds a plugin to the test configuration, changes nothing; the tests run
 through reward/swe_test_driver.py: an isolated interpreter that imports the test framework
 before the repository is on the path (a ``unittest.py`` or ``pytest.py`` the patch adds is
 never the runner) and reports each test's outcome from the framework's result objects, not
 from printed lines; a skipped or missing test is a failure. A patch that edits test files,
-or reaches into the test framework from non-test code (seen in the diff, or as a framework
-function that changed while the tests ran), is flagged and (by default,
+or reaches into the test framework from non-test code (seen in the diff, as a framework
+function that changed while the tests ran, or as an interpreter startup file it adds:
+``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), is flagged and (by default,
 ``env/config.json``) earns no credit.
 """
 from __future__ import annotations
@@ -36,7 +37,9 @@ from typing import Dict, List, Optional, Tuple
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|specs?)(/|$)|(^|/)tests?\.py$|(^|/)test_[^/]*\.py$|_tests?\.py$|_spec\.py$"
                         r"|(^|/)conftest\.py$")
 # Files that configure how the tests run (plugins, options): the benchmark's, like its tests.
-_TEST_CONFIG = re.compile(r"(^|/)(setup\.cfg|tox\.ini|pytest\.ini|\.pytest\.ini|pyproject\.toml)$")
+_TEST_CONFIG = re.compile(r"(^|/)(setup\.cfg|tox\.ini|pytest\.ini|\.pytest\.ini|pytest\.toml|\.pytest\.toml|pyproject\.toml)$")
+# Files the interpreter runs at startup (site's .pth lines, sitecustomize, usercustomize): no fix needs one.
+_STARTUP_HOOK = re.compile(r"(^|/)(sitecustomize\.py|usercustomize\.py|[^/]*\.pth)$")
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "swe_test_driver.py")
 _FRAMEWORK_TAMPER = re.compile(
     r"^\+(?!\+\+).*(\bunittest\.(TestCase|TestResult|TextTestRunner|main|skip)\b|\bpytest\b|_pytest|"
@@ -87,10 +90,12 @@ def is_test_config(path: str) -> bool:
 
 
 def framework_tampering(patch: str) -> List[str]:
-    """Added lines in non-test files that reach into the test framework or the interpreter's exit."""
+    """Added lines in non-test files that reach into the test framework or the interpreter's exit,
+    and any interpreter startup file the patch touches (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``)."""
     hits = []
     for chunk in re.split(r"(?=^diff --git )", patch, flags=re.M):
         files = patch_files(chunk)
+        hits += ["interpreter startup file: %s" % f for f in files if _STARTUP_HOOK.search(f)]
         if not files or any(is_test_path(f) for f in files):
             continue
         hits += [m.group(0)[:200] for m in _FRAMEWORK_TAMPER.finditer(chunk)]

@@ -18,6 +18,12 @@ from compute_score import compute_score  # noqa: E402
 from swe_eval import evaluate, extract_patch, framework_tampering, is_test_config, is_test_path, patch_files  # noqa: E402
 from workspace import prepare_workspace  # noqa: E402
 
+try:
+    import pytest  # noqa: F401
+
+    HAS_PYTEST = True
+except ImportError:
+    HAS_PYTEST = False
 ENV = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t", GIT_CONFIG_NOSYSTEM="1")
 
 CALC_BUGGY = '''def add(a, b):
@@ -116,6 +122,8 @@ class RepoCase(unittest.TestCase):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def judge(self, patch, runner="unittest"):
+        if runner == "pytest" and not HAS_PYTEST:
+            self.skipTest("pytest is not installed for %s: the pytest runner cannot be judged here" % sys.executable)
         task = self.task if runner == "unittest" else dict(self.task, test_runner=runner, FAIL_TO_PASS=PY_F2P, PASS_TO_PASS=PY_P2P)
         report = evaluate(task, patch)
         self.assertEqual(set(report) - {"evotrainer"}, {"calc__calc-1"})
@@ -245,6 +253,11 @@ FAKE_PASS = ("import sys\n"
              "print('4 passed')\n" % (F2P + P2P, PY_F2P + PY_P2P))
 
 
+# a pytest plugin that reports every test as passed
+PASS_EVERYTHING = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
+                   "    outcome = yield\n    rep = outcome.get_result()\n    rep.outcome = 'passed'\n    rep.longrepr = None\n")
+
+
 class JudgeExploitTest(RepoCase):
     """Patches that fix nothing but make the judge report success, each run for real (installed
     pytest plugins not auto-loaded here, for speed: the attacks need none)."""
@@ -314,17 +327,89 @@ class JudgeExploitTest(RepoCase):
         self.assertTrue(report["calc__calc-1"]["resolved"])  # a correct fix still resolves
 
     def test_a_plugin_added_to_the_test_configuration_earns_nothing(self):
-        plugin = ("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n"
-                  "    outcome = yield\n    rep = outcome.get_result()\n    rep.outcome = 'passed'\n    rep.longrepr = None\n")
-
-        for config, text in (("setup.cfg", SETUP_CFG + "addopts = -p calc_plugin\n"), ("pytest.ini", "[pytest]\naddopts = -p calc_plugin\n"),
-                             ("pyproject.toml", '[tool.pytest.ini_options]\naddopts = "-p calc_plugin"\n')):
+        # (pythonpath puts the repository on the path before the plugin is imported)
+        ini = "pythonpath = .\naddopts = -p calc_plugin\n"
+        toml = 'pythonpath = ["."]\naddopts = ["-p", "calc_plugin"]\n'
+        for config, text in (("setup.cfg", SETUP_CFG + ini), ("pytest.ini", "[pytest]\n" + ini), ("tox.ini", "[pytest]\n" + ini),
+                             (".pytest.ini", "[pytest]\n" + ini), ("pyproject.toml", "[tool.pytest.ini_options]\n" + toml),
+                             ("pytest.toml", "[pytest]\n" + toml), (".pytest.toml", "[pytest]\n" + toml)):
             def edit(w):
-                write(w, "calc_plugin.py", plugin)
+                write(w, "calc_plugin.py", PASS_EVERYTHING)
                 write(w, config, text)
             with self.subTest(config):
                 r, details = self.judge(diff_of(self.repo, self.base, edit), "pytest")
                 self.assertNotResolved(r, details, config)
+                self.assertIn(config, details["touched_test_config"])
+
+    def test_a_conftest_passing_every_test_earns_nothing(self):
+        # at the root, beside the tests, or in a package of the code: pytest loads each
+        for path in ("conftest.py", "tests/conftest.py"):
+            with self.subTest(path):
+                r, details = self.judge(diff_of(self.repo, self.base, lambda w: write(w, path, PASS_EVERYTHING)), "pytest")
+                self.assertNotResolved(r, details, path)
+                self.assertEqual(details["touched_tests"], [path])
+        # pytest_plugins in a conftest naming a plugin module the patch adds elsewhere
+        def edit(w):
+            write(w, "calc_helpers.py", PASS_EVERYTHING)
+            write(w, "conftest.py", "pytest_plugins = ['calc_helpers']\n")
+        r, details = self.judge(diff_of(self.repo, self.base, edit), "pytest")
+        self.assertNotResolved(r, details, "pytest_plugins")
+
+    def test_interpreter_startup_files_earn_nothing(self):
+        # sitecustomize / usercustomize / a .pth line that swallows every test's exception, written
+        # out of sight of the pattern check. Run at startup, it would patch the framework before
+        # the judge's snapshot of it; the trainer's PYTHONPATH would put the repository on the
+        # path at startup if it reached the tests.
+        cheat = ("import importlib\n_c = importlib.import_module('unit' + 'test.case')\n"
+                 "_m = getattr(_c.TestCase, '_call' + 'TestMethod')\n"
+                 "def _quiet(self, method, _m=_m):\n"
+                 "    try:\n        _m(self, method)\n    except BaseException:\n        pass\n"
+                 "setattr(_c.TestCase, '_call' + 'TestMethod', _quiet)\n")
+        files = {"sitecustomize.py": cheat, "usercustomize.py": cheat,
+                 "calc.pth": "import importlib; exec(%r)\n" % cheat.replace("import importlib\n", ""),
+                 "src/sitecustomize.py": cheat}
+        saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "PYTHONSTARTUP", "PYTHONUSERBASE")}
+        os.environ.update(PYTHONPATH=".:src", PYTHONSTARTUP="sitecustomize.py", PYTHONUSERBASE=".")
+        try:
+            for name, text in files.items():
+                for runner in ("unittest", "pytest"):
+                    with self.subTest(name, runner=runner):
+                        r, details = self.judge(diff_of(self.repo, self.base, lambda w: write(w, name, text)), runner)
+                        self.assertNotResolved(r, details, name)
+                        self.assertIn("interpreter startup file: " + name, details["framework_tampering"])
+            # with a correct fix beside it, still nothing: the file has no place in a fix
+            def edit(w):
+                write(w, "calc.py", CALC_FIXED)
+                write(w, "calc.pth", "import os\n")
+            r, details = self.judge(diff_of(self.repo, self.base, edit))
+            self.assertFalse(r["resolved"])
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def test_deleting_or_renaming_the_failing_tests_earns_nothing(self):
+        def delete_folder(w):
+            shutil.rmtree(os.path.join(w, "tests"))
+
+        def rename_file(w):
+            os.rename(os.path.join(w, "tests", "test_calc.py"), os.path.join(w, "tests", "test_calc_old.py"))
+
+        def rename_out_of_the_tests(w):
+            os.rename(os.path.join(w, "tests", "test_calc.py"), os.path.join(w, "calc_checks.txt"))
+
+        def rename_folder(w):
+            os.rename(os.path.join(w, "tests"), os.path.join(w, "old_tests"))
+
+        for edit in (delete_folder, rename_file, rename_out_of_the_tests, rename_folder):
+            for runner in ("unittest", "pytest"):
+                with self.subTest(edit.__name__, runner=runner):
+                    patch = diff_of(self.repo, self.base, edit)
+                    r, details = self.judge(patch, runner)
+                    self.assertNotResolved(r, details, edit.__name__)
+                    self.assertIn("tests/test_calc.py", details["touched_tests"])
 
 
 class ScrubTest(RepoCase):
@@ -366,7 +451,7 @@ class ParsingTest(unittest.TestCase):
             self.assertTrue(is_test_path(p), p)
         for p in ("calc.py", "app/contest.py", "latest.py", "src/attestation.py", "inspector.py"):
             self.assertFalse(is_test_path(p), p)
-        for p in ("setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini", "pyproject.toml", "sub/pyproject.toml"):
+        for p in ("setup.cfg", "tox.ini", "pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "pyproject.toml", "sub/pyproject.toml"):
             self.assertTrue(is_test_config(p), p)
         self.assertFalse(is_test_config("setup.py"))
 

@@ -8,6 +8,7 @@ import type { RolloutStore } from '../store/store';
 import { computeStats, formatStats, type BacktestStats, type ScoredRollout, type Side } from './report';
 import { workerIsolation, type WorkerIsolation } from './confine';
 import { BacktestError, WorkerPool, workerScript, type CallResult, type FunctionSpec } from './pool';
+import { asObject, rewardItem, scoreFromStore, type RewardSource } from './inputs';
 import { changedPaths, classifyPath, filterSpecs, materialize, rewardSpec, type Tree } from './trees';
 import { seedOf } from '../util/random';
 
@@ -72,36 +73,14 @@ export interface BacktestOptions {
 /** Evaluates function calls over items in a tree: locally by default, or on a cluster. */
 export type CallRunner = (tree: Tree, manifest: Manifest, functions: FunctionSpec[], calls: { name: string; items: unknown[] }[]) => Promise<CallResult[][]>;
 
-export interface CachedRollout {
-  id: number;
+export interface CachedRollout extends RewardSource {
   run_id: string;
   version: string | null;
   group_id: string;
   prompt_id: string;
-  prompt: string | null;
-  response: string | null;
-  ground_truth: string | null;
-  data_source: string | null;
   reward: number | null;
-  correct: boolean | null;
-  reward_components: Record<string, number> | string | null;
-  num_turns: number | null;
-  extra: Record<string, unknown> | string | null;
   failure_mode: string | null;
 }
-
-const asObject = (v: unknown): Record<string, unknown> | null => {
-  if (v && typeof v === 'object') return v as Record<string, unknown>;
-  if (typeof v === 'string') {
-    try {
-      const o = JSON.parse(v) as unknown;
-      return o && typeof o === 'object' ? (o as Record<string, unknown>) : null;
-    } catch {
-      return null;
-    }
-  }
-  return null;
-};
 
 export function correctnessOf(r: CachedRollout): number | null {
   const comps = asObject(r.reward_components);
@@ -112,41 +91,22 @@ export function correctnessOf(r: CachedRollout): number | null {
   return r.correct === null ? null : r.correct ? 1 : 0;
 }
 
-export async function loadCachedRollouts(store: RolloutStore, selector: Scope & { limit?: number }): Promise<CachedRollout[]> {
+/**
+ * The cached rollouts of `selector`, in id order. With `texts: false`, without the long
+ * texts (prompt, response, extra: null), for a backtest whose calls read them from the store.
+ */
+export async function loadCachedRollouts(store: RolloutStore, selector: Scope & { limit?: number }, o: { texts?: boolean } = {}): Promise<CachedRollout[]> {
   await store.ensureDerivedViews();
   const { sql, params } = scopeWhere(selector);
   const where = sql.replace(/\b(run_id|version|split|step)\b/g, 'r.$1');
   const limit = selector.limit ? ` limit ${Math.floor(selector.limit)}` : '';
+  const texts = o.texts === false ? 'null as prompt, null as response' : 'r.prompt, r.response';
   return store.all<CachedRollout>(
-    `select r.id, r.run_id, r.version, r.group_id, r.prompt_id, r.prompt, r.response, r.ground_truth, r.data_source, r.reward, r.correct,
-            r.reward_components, r.num_turns, r.extra, fm.failure_mode
+    `select r.id, r.run_id, r.version, r.group_id, r.prompt_id, ${texts}, r.ground_truth, r.data_source, r.reward, r.correct,
+            r.reward_components, r.num_turns, ${o.texts === false ? 'null as extra' : 'r.extra'}, fm.failure_mode
        from rollouts r left join rollout_failure_modes fm on fm.id = r.id ${where} order by r.id${limit}`,
     params as DuckDBValue[],
   );
-}
-
-/**
- * verl's call. A cached rollout cannot replay its environment, so extra_info carries what
- * the run logged about the episode: the dump's extra keys, its reward components and its
- * binary correctness as `acc` — a reward that depends on the environment's outcome reads
- * it from there.
- */
-function verlItem(r: CachedRollout) {
-  const extra = asObject(r.extra) ?? {};
-  const comps = asObject(r.reward_components) ?? {};
-  return {
-    data_source: r.data_source ?? 'unknown',
-    solution_str: r.response ?? '',
-    ground_truth: r.ground_truth ?? '',
-    extra_info: { ...comps, ...extra, ...(r.correct === null ? {} : { acc: r.correct }), index: r.id, prompt: r.prompt, num_turns: r.num_turns },
-  };
-}
-
-function trlItem(r: CachedRollout) {
-  const extra = asObject(r.extra) ?? {};
-  const columns: Record<string, unknown> = { ground_truth: r.ground_truth, answer: r.ground_truth, solution: r.ground_truth, data_source: r.data_source };
-  for (const [k, v] of Object.entries(extra)) if (!(k in columns) && (v === null || typeof v !== 'object')) columns[k] = v;
-  return { prompt: r.prompt ?? '', completion: r.response ?? '', columns };
 }
 
 function filterItem(r: CachedRollout, score: number | null) {
@@ -165,27 +125,61 @@ function scoreOf(res: CallResult | undefined): { score: number | null; error: st
   return { score: null, error: `returned ${JSON.stringify(v).slice(0, 80)} (needs a number or a dict with "score")`, truncated: false };
 }
 
-/** The same calls, run locally in a worker pool over the tree. */
-export function localRunner(o: Pick<BacktestOptions, 'python' | 'workers' | 'timeoutSeconds' | 'signal'>): CallRunner {
-  return async (tree, manifest, functions, calls) => {
-    const pool = await WorkerPool.start({
-      root: tree.dir,
-      python: o.python ?? manifest.python,
-      workers: o.workers ?? manifest.backtest?.workers,
-      timeoutSeconds: o.timeoutSeconds ?? manifest.backtest?.timeout_seconds ?? 10,
-      memoryMb: manifest.backtest?.memory_mb ?? 4096,
-      batchSize: manifest.backtest?.batch_size ?? 256,
-      functions,
-      signal: o.signal,
-    });
-    try {
-      const out: CallResult[][] = [];
-      for (const c of calls) out.push(await pool.map(c.name, c.items));
-      return out;
-    } finally {
-      await pool.close();
-    }
-  };
+type PoolSettings = Pick<BacktestOptions, 'python' | 'workers' | 'timeoutSeconds' | 'signal'>;
+
+function startPool(o: PoolSettings, tree: Tree, manifest: Manifest, functions: FunctionSpec[]): Promise<WorkerPool> {
+  return WorkerPool.start({
+    root: tree.dir,
+    python: o.python ?? manifest.python,
+    workers: o.workers ?? manifest.backtest?.workers,
+    timeoutSeconds: o.timeoutSeconds ?? manifest.backtest?.timeout_seconds ?? 10,
+    memoryMb: manifest.backtest?.memory_mb ?? 4096,
+    batchSize: manifest.backtest?.batch_size ?? 256,
+    functions,
+    signal: o.signal,
+  });
+}
+
+async function mapCalls(pool: WorkerPool, calls: { name: string; items: unknown[] }[]): Promise<CallResult[][]> {
+  const out: CallResult[][] = [];
+  for (const c of calls) out.push(await pool.map(c.name, c.items));
+  return out;
+}
+
+/**
+ * A local backtest's pools, one per side's tree with every function of that side loaded,
+ * started ahead (while the cached rollouts are read) and closed together at the end.
+ */
+class SidePools {
+  private readonly pools = new Map<string, Promise<WorkerPool>>();
+
+  constructor(private readonly o: PoolSettings) {}
+
+  start(tree: Tree, manifest: Manifest, functions: FunctionSpec[]): void {
+    if (!functions.length || this.pools.has(tree.dir)) return;
+    const p = startPool(this.o, tree, manifest, functions);
+    p.catch(() => undefined); // awaited where used; a failed start is that caller's error
+    this.pools.set(tree.dir, p);
+  }
+
+  pool(tree: Tree): Promise<WorkerPool> {
+    const p = this.pools.get(tree.dir);
+    if (!p) throw new Error(`no worker pool started for ${tree.dir}`);
+    return p;
+  }
+
+  readonly runner: CallRunner = async (tree, _manifest, _functions, calls) => mapCalls(await this.pool(tree), calls);
+
+  async close(): Promise<void> {
+    const started = await Promise.allSettled(this.pools.values());
+    await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.close() : undefined)));
+  }
+}
+
+/** Every function of one side: its reward (when the manifest names one) and its filters. */
+function sideFunctions(m: Manifest, tree: Tree, prefix: string): FunctionSpec[] {
+  const filters = filterSpecs(m, tree.dir, prefix);
+  return [rewardSpec(m, tree.dir, `${prefix}_reward`), filters.trajectory, filters.group].filter((f): f is FunctionSpec => f !== null);
 }
 
 interface SideResult {
@@ -193,15 +187,21 @@ interface SideResult {
   filtered: boolean[];
 }
 
-/** Scores every rollout with one version's reward, then applies its filters. */
-async function runSide(tree: Tree, m: Manifest, rollouts: CachedRollout[], prefix: string, runner: CallRunner, given?: ReturnType<typeof scoreOf>[]): Promise<SideResult> {
+/**
+ * Scores every rollout with one version's reward, then applies its filters. The reward's
+ * results come from `scored` where given (a local pool that read the inputs from the store),
+ * else from the runner over items built from the rollouts.
+ */
+async function runSide(tree: Tree, m: Manifest, rollouts: CachedRollout[], prefix: string, runner: CallRunner, given?: ReturnType<typeof scoreOf>[], scored?: Promise<Map<number, CallResult>>): Promise<SideResult> {
   const reward = given ? null : rewardSpec(m, tree.dir, `${prefix}_reward`);
   const filters = filterSpecs(m, tree.dir, prefix);
   let scores: ReturnType<typeof scoreOf>[];
   if (given) scores = given.map((x) => ({ ...x }));
-  else if (reward) {
-    const items: unknown[] = reward.kind === 'trl' ? rollouts.map(trlItem) : rollouts.map(verlItem);
-    const [res] = await runner(tree, m, [reward], [{ name: reward.name, items }]);
+  else if (reward && scored) {
+    const byId = await scored;
+    scores = rollouts.map((r) => scoreOf(byId.get(r.id)));
+  } else if (reward) {
+    const [res] = await runner(tree, m, [reward], [{ name: reward.name, items: rollouts.map((r) => rewardItem(reward.kind, r)) }]);
     scores = res!.map(scoreOf);
   } else {
     scores = rollouts.map((r) => ({ score: r.reward, error: r.reward === null ? 'no cached reward' : null, truncated: false }));
@@ -329,8 +329,15 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
   }
   const newTree = await materialize(h, entry.commit);
   const oldTree = await materialize(h, against.commit);
+  // Run here, each side's workers start now, while the cached rollouts are read.
+  const local = o.runner ? null : new SidePools(o);
+  const scoring: Promise<unknown>[] = [];
   try {
-    const runner = o.runner ?? localRunner(o);
+    if (local && (rewardChanged || filterChanged)) {
+      local.start(oldTree, mOld, sideFunctions(mOld, oldTree, 'before'));
+      if (rewardChanged || sideFunctions(mNew, newTree, 'after').some((f) => f.kind === 'group' || f.kind === 'trajectory')) local.start(newTree, mNew, sideFunctions(mNew, newTree, 'after'));
+    }
+    const runner = o.runner ?? local!.runner;
     // Reward and filter calls run here unless a runner takes them elsewhere; script metrics of a metric replay always do.
     const here = !o.runner || diagChanged ? await workerIsolation(o.python ?? mNew.python ?? 'python3', workerScript()) : null;
     const isolation = here && { network: here.network, readOnlyRoot: here.readOnlyRoot, environment: here.environment, detail: here.detail };
@@ -344,14 +351,25 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
     const reasons: string[] = [];
     let verdict: BacktestReport['verdict'] = 'pass';
     if (rewardChanged || filterChanged) {
+      // Locally, a reward reads its inputs from the store as it scores: the rollouts read here
+      // carry the texts only when a filter or a runner elsewhere needs them.
+      const streamed = (tree: Tree, m: Manifest, prefix: string) => {
+        const reward = local && rewardSpec(m, tree.dir, `${prefix}_reward`);
+        if (!reward) return undefined;
+        const p = scoreFromStore(store, selector, local!.pool(tree), reward);
+        scoring.push(p.catch(() => undefined));
+        return p;
+      };
+      const withTexts = !local || [...sideFunctions(mOld, oldTree, 'before'), ...sideFunctions(mNew, newTree, 'after')].some((f) => f.kind === 'group' || f.kind === 'trajectory');
+      const scoredBefore = streamed(oldTree, mOld, 'before');
       o.onProgress?.('reading cached rollouts');
-      const rollouts = await loadCachedRollouts(store, selector);
+      const rollouts = await loadCachedRollouts(store, selector, { texts: withTexts });
       if (!rollouts.length) throw new HarnessError(`no cached rollouts match ${JSON.stringify(selector)}; import a run first (\`evotrainer import DIR --version ${against.id}\`) or choose others with --rollouts`);
       const t1 = Date.now();
       o.onProgress?.(`scoring ${rollouts.length} rollouts with ${against.id}'s harness`);
-      const before = await runSide(oldTree, mOld, rollouts, 'before', runner);
+      const before = await runSide(oldTree, mOld, rollouts, 'before', runner, undefined, scoredBefore);
       o.onProgress?.(`scoring ${rollouts.length} rollouts with ${entry.id}'s harness`);
-      const after = await runSide(newTree, mNew, rollouts, 'after', runner, rewardChanged ? undefined : before.scores);
+      const after = await runSide(newTree, mNew, rollouts, 'after', runner, rewardChanged ? undefined : before.scores, rewardChanged ? streamed(newTree, mNew, 'after') : undefined);
       throughput = (rollouts.length * (rewardChanged ? 2 : 1)) / Math.max(0.001, (Date.now() - t1) / 1000);
       const side = (s: SideResult, i: number): Side => ({ score: s.scores[i]!.score, error: s.scores[i]!.error, truncated: s.scores[i]!.truncated, filtered: s.filtered[i]! });
       const rows: ScoredRollout[] = rollouts.map((r, i) => ({
@@ -392,6 +410,8 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
     if (err instanceof BacktestError) throw new HarnessError(err.message);
     throw err;
   } finally {
+    await Promise.all(scoring);
+    await local?.close();
     newTree.dispose();
     oldTree.dispose();
   }

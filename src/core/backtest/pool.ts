@@ -59,6 +59,8 @@ interface Chunk {
   done?: boolean;
   ready?: boolean;
   loaded?: string;
+  /** A verl function that provably never reads its extra_info argument says so when loaded. */
+  reads_extra_info?: boolean;
   error?: string;
 }
 
@@ -67,6 +69,8 @@ class Worker {
   private listener: ((m: Chunk) => void) | null = null;
   private stderrTail = '';
   exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  /** Functions (by name) that never read their extra_info argument. */
+  readonly extraInfoUnread = new Set<string>();
   private readonly exitWaiters: (() => void)[] = [];
 
   constructor(
@@ -160,13 +164,14 @@ class Worker {
         throw new BacktestError(`loading ${f.path}:${f.function} ${this.describeExit()}: ${this.stderr.slice(-800)}`);
       }
       if (m.error) throw new BacktestError(`cannot load ${f.function}() from ${f.path} (in ${this.o.root}): ${m.error}`);
+      if (m.reads_extra_info === false) this.extraInfoUnread.add(f.name);
     }
   }
 
-  /** Runs one batch; returns the results it got, and whether the worker failed before the end. */
-  async call(id: number, name: string, items: unknown[], timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
+  /** Runs one batch (each item as its JSON text); returns the results it got, and whether the worker failed before the end. */
+  async call(id: number, name: string, items: string[], timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
     const results: (CallResult | undefined)[] = new Array(items.length);
-    this.proc.stdin.write(JSON.stringify({ op: 'call', id, name, items, timeout: timeoutSeconds }) + '\n');
+    this.proc.stdin.write(`{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[${items.join(',')}]}\n`);
     const onChunk = (m: Chunk) => {
       if (m.id !== id || !m.results) return;
       m.results.forEach(([value, error], k) => (results[m.from! + k] = error === null ? { value, error: null } : { value: null, error }));
@@ -214,6 +219,8 @@ export interface PoolStats {
 
 export class WorkerPool {
   private idle: Worker[] = [];
+  /** Per worker started, the functions it found never read their extra_info. */
+  private readonly extraInfoUnread: ReadonlySet<string>[] = [];
   private nextId = 1;
   readonly stats: PoolStats = { workers: 0, calls: 0, errors: 0, restarts: 0 };
   /** HOME and TMPDIR of the workers; with the tree, all they may write. */
@@ -248,49 +255,87 @@ export class WorkerPool {
       w.kill();
       throw err;
     }
+    this.extraInfoUnread.push(w.extraInfoUnread);
     return w;
   }
 
-  /** Calls function `name` on every item; results in item order, never throws for item failures. */
-  async map(name: string, items: unknown[], onProgress?: (done: number) => void): Promise<CallResult[]> {
-    const out: CallResult[] = new Array(items.length);
+  /**
+   * Whether function `name` may read verl's extra_info argument: false when every worker
+   * found that it never does, and the caller may then leave that data out of its items.
+   */
+  readsExtraInfo(name: string): boolean {
+    return !this.extraInfoUnread.every((s) => s.has(name));
+  }
+
+  /**
+   * Calls function `name` on every item; results in item order, never throws for item
+   * failures. Items come as values, or as a stream of chunks of items already serialized
+   * (each string one item's JSON text): the workers start on the first batches while the
+   * rest is still being read, and the reader waits while the workers are far behind.
+   */
+  async map(name: string, items: unknown[] | AsyncIterable<string[]>, onProgress?: (done: number) => void): Promise<CallResult[]> {
+    const out: CallResult[] = [];
     const batch = Math.max(1, this.o.batchSize ?? 256);
     const timeout = this.o.timeoutSeconds ?? 10;
     const wholeBatch = this.o.functions.find((f) => f.name === name)?.kind === 'trl';
-    const queue: [number, number][] = [];
-    for (let i = 0; i < items.length; i += batch) queue.push([i, Math.min(items.length, i + batch)]);
+    const workers = this.idle.splice(0);
+    const queue = new BatchQueue(workers.length * 4);
     let done = 0;
     const runner = async (worker: Worker): Promise<void> => {
       let w = worker;
-      for (let slot = queue.shift(); slot; slot = queue.shift()) {
-        if (this.o.signal?.aborted) throw new BacktestError('backtest cancelled');
-        const [from, to] = slot;
-        const { results, failed } = await w.call(this.nextId++, name, items.slice(from, to), timeout, wholeBatch);
-        results.forEach((r, k) => r && (out[from + k] = r));
-        if (failed) {
-          // Retry what it had not answered one at a time on a fresh worker: only the culprit fails.
-          for (let k = 0; k < to - from; k++) {
-            if (out[from + k]) continue;
-            if (w.dead) {
-              this.stats.restarts++;
-              w = await this.spawnWorker();
+      try {
+        for (let slot = await queue.take(); slot; slot = await queue.take()) {
+          if (this.o.signal?.aborted) throw new BacktestError('backtest cancelled');
+          const { from, texts } = slot;
+          const { results, failed } = await w.call(this.nextId++, name, texts, timeout, wholeBatch);
+          results.forEach((r, k) => r && (out[from + k] = r));
+          if (failed) {
+            // Retry what it had not answered one at a time on a fresh worker: only the culprit fails.
+            for (let k = 0; k < texts.length; k++) {
+              if (out[from + k]) continue;
+              if (w.dead) {
+                this.stats.restarts++;
+                w = await this.spawnWorker();
+              }
+              const single = await w.call(this.nextId++, name, [texts[k]!], timeout);
+              out[from + k] = single.results[0] ?? { value: null, error: single.failed ?? 'no result' };
             }
-            const single = await w.call(this.nextId++, name, [items[from + k]], timeout);
-            out[from + k] = single.results[0] ?? { value: null, error: single.failed ?? 'no result' };
           }
+          if (w.dead) {
+            this.stats.restarts++;
+            w = await this.spawnWorker();
+          }
+          done += texts.length;
+          onProgress?.(done);
         }
-        if (w.dead) {
-          this.stats.restarts++;
-          w = await this.spawnWorker();
-        }
-        done += to - from;
-        onProgress?.(done);
+      } catch (err) {
+        queue.fail(err);
+        throw err;
+      } finally {
+        if (!w.dead) this.idle.push(w);
       }
-      this.idle.push(w);
     };
-    const workers = this.idle.splice(0);
-    await Promise.all(workers.map(runner));
-    this.stats.calls += items.length;
+    const produce = async (): Promise<number> => {
+      let n = 0;
+      const put = async (texts: string[]) => {
+        for (let i = 0; i < texts.length; i += batch) {
+          await queue.put({ from: n, texts: texts.slice(i, i + batch) });
+          n += Math.min(batch, texts.length - i);
+        }
+      };
+      try {
+        if (Array.isArray(items)) await put(items.map((x) => JSON.stringify(x) ?? 'null'));
+        else for await (const chunk of items) await put(chunk);
+        queue.end();
+      } catch (err) {
+        queue.fail(err);
+        throw err;
+      }
+      return n;
+    };
+    const [total] = await Promise.all([produce(), ...workers.map(runner)]);
+    out.length = total;
+    this.stats.calls += total;
     for (const r of out) if (r.error !== null) this.stats.errors++;
     return out;
   }
@@ -302,5 +347,56 @@ export class WorkerPool {
 
   private removeScratch(): void {
     rmSync(this.scratch, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The batches of one map call between the reader and the workers: at most `limit` wait;
+ * the reader's `put` waits for room, a worker's `take` for a batch (null once all are taken).
+ */
+class BatchQueue {
+  private readonly items: { from: number; texts: string[] }[] = [];
+  private ended = false;
+  private error: unknown = null;
+  private waiters: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  private wake(): void {
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  private wait(): Promise<void> {
+    return new Promise((r) => this.waiters.push(r));
+  }
+
+  async put(b: { from: number; texts: string[] }): Promise<void> {
+    while (this.items.length >= this.limit && this.error === null) await this.wait();
+    if (this.error !== null) throw this.error;
+    this.items.push(b);
+    this.wake();
+  }
+
+  async take(): Promise<{ from: number; texts: string[] } | null> {
+    for (;;) {
+      if (this.error !== null) throw this.error;
+      const b = this.items.shift();
+      if (b) {
+        this.wake();
+        return b;
+      }
+      if (this.ended) return null;
+      await this.wait();
+    }
+  }
+
+  end(): void {
+    this.ended = true;
+    this.wake();
+  }
+
+  fail(err: unknown): void {
+    this.error ??= err;
+    this.wake();
   }
 }

@@ -35,6 +35,7 @@ import signal
 import sys
 import time
 import traceback
+import types
 
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
 PR_SET_NO_NEW_PRIVS, PR_CAPBSET_DROP, CAPABILITY_VERSION_3 = 38, 24, 0x20080522
@@ -252,6 +253,29 @@ def load(msg):
     if not callable(fn):
         raise AttributeError("%s has no function %s()" % (msg["path"], msg["function"]))
     FUNCS[msg["name"]] = (msg["kind"], fn)
+    return fn
+
+
+# Names through which a function can read its own locals without naming them.
+FRAME_READERS = {"locals", "vars", "eval", "exec", "sys", "inspect", "_getframe", "currentframe", "f_locals"}
+
+
+def reads_argument(fn, index):
+    """False only when plain function `fn` provably never reads its positional parameter
+    `index` (no instruction names it, no nested function captures it, no frame or locals()
+    access). The host then leaves out the data only that parameter would carry."""
+    if not isinstance(fn, types.FunctionType) or index >= fn.__code__.co_argcount:
+        return True  # a callable object, a bound method, a partial, a *args catch-all: assume it reads
+    code = fn.__code__
+    name = code.co_varnames[index]
+    if name in code.co_cellvars or FRAME_READERS.intersection(code.co_names):
+        return True
+    import dis
+
+    for ins in dis.get_instructions(code):
+        if ins.argval == name or (isinstance(ins.argval, tuple) and name in ins.argval):
+            return True
+    return False
 
 
 def run_batch(msg):
@@ -376,8 +400,9 @@ def main():
         op = msg.get("op")
         if op == "load":
             try:
-                load(msg)
-                send({"loaded": msg["name"]})
+                fn = load(msg)
+                # verl's extra_info (the fourth argument) is the one costly to gather: say when it goes unread.
+                send({"loaded": msg["name"], "reads_extra_info": msg["kind"] != "verl" or reads_argument(fn, 3)})
             except BaseException as exc:  # noqa: B902
                 send({"loaded": msg["name"], "error": describe(exc)})
             flush()

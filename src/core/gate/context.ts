@@ -1,6 +1,6 @@
 import type { DuckDBValue } from '@duckdb/node-api';
 import { metricByName, type MetricDefinition } from '../diagnose/catalog';
-import { ensureFeatures, GROUP_COLUMNS, manifestThresholds, type LeakExample } from '../diagnose/health';
+import { GROUP_COLUMNS, manifestThresholds, type LeakExample } from '../diagnose/health';
 import { readLedger, requireEntry, type Ledger, type LedgerEntry } from '../harness/ledger';
 import type { Manifest } from '../harness/manifest';
 import { manifestAt, type Harness } from '../harness/repo';
@@ -79,7 +79,7 @@ export async function gateContext(h: Harness, store: RolloutStore, o: GateOption
   const manifest = await manifestAt(h, entry.commit);
   const judgeManifest = baseline ? await manifestAt(h, baseline.commit) : manifest;
   const gate = judgeManifest.gate ?? {};
-  await ensureFeatures(store);
+  await store.ensureDerivedViews();
 
   const cache = new Map<string, PerTask>();
   const keyOf = (s: EvalScope, d: MetricDefinition) => `${s.version}\0${s.split ?? ''}\0${s.honest}\0${d.name}`;

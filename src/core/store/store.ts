@@ -90,6 +90,24 @@ export class RolloutStore {
     return reader.getRowObjectsJS().map(normalizeRow) as T[];
   }
 
+  /**
+   * Runs a query and yields its result one chunk (DuckDB's vector, 2048 rows) at a time as
+   * columns of values, as the chunks come: for reads too large to hold whole, and for
+   * consumers that start on the first rows while the rest is read. It runs on a connection
+   * of its own, so other queries may run meanwhile (it sees the store's tables and views,
+   * not this connection's temporary ones). Columns of plain types (numbers, strings,
+   * booleans; BIGINT as bigint).
+   */
+  async *chunks(sql: string, params: DuckDBValue[] = []): AsyncGenerator<DuckDBValue[][]> {
+    const conn = await this.instance.connect();
+    try {
+      const result = await conn.stream(sql, params);
+      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) yield chunk.getColumns();
+    } finally {
+      conn.closeSync();
+    }
+  }
+
   async one<T = Record<string, unknown>>(sql: string, params: DuckDBValue[] = []): Promise<T | undefined> {
     return (await this.all<T>(sql, params))[0];
   }

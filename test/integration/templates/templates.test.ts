@@ -192,8 +192,8 @@ print(json.dumps({"verifier": verifier(), "pos": len(pos), "neg": len(neg), "tp"
       assert.equal(r.status, 0, r.stderr);
       const res = JSON.parse(r.stdout) as { verifier: string; pos: number; neg: number; tp: number; tn: number; wrong: unknown[] };
       assert.equal(res.verifier, mode);
-      assert.equal(res.pos + res.neg, 169);
-      assert.equal(res.neg, 32);
+      assert.equal(res.pos + res.neg, 192);
+      assert.equal(res.neg, 39);
       const balanced = (res.tp / res.pos + res.tn / res.neg) / 2;
       assert.ok(balanced >= 0.85, `${mode}: balanced accuracy ${balanced.toFixed(3)}; misjudged: ${JSON.stringify(res.wrong)}`);
       console.log(`public answer-equivalence suites (${res.pos + res.neg} cases), ${mode}: equivalent ${res.tp}/${res.pos}, not equivalent ${res.tn}/${res.neg}, balanced accuracy ${balanced.toFixed(3)}`);
@@ -265,7 +265,10 @@ describe('code template', () => {
       'test_writes_into_the_checkers_folder', 'test_overwrites_the_reward_module', 'test_monkeypatches_then_writes', 'test_disarms_the_audit_hook',
       'test_reads_the_expected_outputs_from_disk', 'test_kills_the_parent', 'test_starts_processes', 'test_network', 'test_native_code',
       'test_plants_a_module_in_the_interpreters_library', 'test_changes_folder_out_of_the_sandbox', 'test_reads_metadata_outside_the_sandbox',
-      'test_catching_the_cpu_limit_signal_is_still_a_time_limit', 'test_tolerance_never_applies_to_integers', 'test_tolerance_never_passes_nan_or_infinity']) {
+      'test_catching_the_cpu_limit_signal_is_still_a_time_limit', 'test_tolerance_never_applies_to_integers', 'test_tolerance_never_passes_nan_or_infinity',
+      'test_expected_outputs_through_proc', 'test_expected_outputs_through_inherited_descriptors', 'test_the_program_sees_none_of_the_checkers_environment',
+      'test_shared_temporary_files', 'test_native_code_and_signal_handlers', 'test_printing_to_stderr_earns_nothing', 'test_shadowing_the_checkers_modules',
+      'test_timing_the_checker']) {
       assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
     }
   });
@@ -290,7 +293,7 @@ describe('swe template', () => {
     dir = await init('swe', base);
   });
 
-  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted or skipped failing test, runner shadowing, printed passes, framework patching, test-config plugins; scrub leaves no history', () => {
+  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted, renamed or skipped failing tests, conftest and test-config plugins, interpreter startup files, runner shadowing, printed passes, framework patching; scrub leaves no history', () => {
     // the exploit tests run the real pytest too
     const pytest = python(dir, ['-m', 'pytest', '--version']);
     assert.equal(pytest.status, 0, `python3 -m pytest is missing (${pytest.stderr.trim()}): install pytest (Debian: apt-get install python3-pytest)`);
@@ -301,7 +304,8 @@ describe('swe template', () => {
       'test_compute_score_and_report_file', 'test_scrubbed_workspace_has_no_history', 'test_unscrubbed_workspace_leaks_the_fix',
       'test_correct_fix_resolves_under_pytest', 'test_a_module_shadowing_the_test_runner_earns_nothing', 'test_printing_passing_lines_earns_nothing',
       'test_patching_the_framework_out_of_sight_earns_nothing', 'test_a_plugin_added_to_the_test_configuration_earns_nothing', 'test_test_paths_and_test_configuration',
-      'test_the_patched_code_sees_none_of_the_trainers_secrets']) {
+      'test_the_patched_code_sees_none_of_the_trainers_secrets', 'test_a_conftest_passing_every_test_earns_nothing', 'test_interpreter_startup_files_earn_nothing',
+      'test_deleting_or_renaming_the_failing_tests_earns_nothing']) {
       assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
     }
     const cfg = JSON.parse(readFileSync(path.join(dir, 'env', 'config.json'), 'utf8')) as { environment: { scrub_git_history: boolean } };
