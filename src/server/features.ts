@@ -259,8 +259,7 @@ export async function metricHover(f: HarnessFile, entry: MetricEntry, values: St
   out.push(esc(d.description));
   if (th.thresholds.length) out.push(`Thresholds: ${th.thresholds.map((t) => `${t.severity} ${t.op} ${t.value}`).join(', ')}${th.from === 'manifest' ? ' (evotrainer.yaml)' : ''}`);
   if (f.root) {
-    const overrides = manifest?.thresholds;
-    const v = await values.latest(f.root, entry, overrides);
+    const v = await values.latest(f.root, entry, manifest);
     if (v.kind === 'value') {
       const val = v.result.value === null ? 'not available in this data' : `**${fmtValue(v.result.value)}**`;
       const status = v.result.status === 'warning' || v.result.status === 'critical' ? ` (${v.result.status})` : '';

@@ -1,5 +1,7 @@
 import { statSync } from 'node:fs';
-import { computeHealth, type MetricResult, type ThresholdOverrides } from '../core/diagnose/health';
+import { diagnose } from '../core/diagnose/diagnose';
+import type { MetricResult } from '../core/diagnose/health';
+import type { Manifest } from '../core/harness/manifest';
 import { computeUserMetrics, type DiagnosticProblem, type UserMetric } from '../core/diagnose/userDiagnostics';
 import { defaultStorePath, RolloutStore } from '../core/store/store';
 import type { MetricEntry } from './metricIndex';
@@ -67,7 +69,8 @@ export class StoreValues {
     });
   }
 
-  async latest(root: string, metric: MetricEntry, thresholds: ThresholdOverrides | undefined): Promise<LatestValue> {
+  /** `manifest`: the harness's, as the editor has it (its thresholds and the gate's leak threshold judge the values, as in `evotrainer health`). */
+  async latest(root: string, metric: MetricEntry, manifest: Pick<Manifest, 'thresholds' | 'gate'> | null): Promise<LatestValue> {
     const file = defaultStorePath(root);
     let stamp: string;
     try {
@@ -79,7 +82,7 @@ export class StoreValues {
       } catch {
         // no write-ahead log: the file is all there is
       }
-      stamp = `${st.mtimeMs}:${st.size}${wal}:${JSON.stringify(thresholds ?? {})}`;
+      stamp = `${st.mtimeMs}:${st.size}${wal}:${JSON.stringify([manifest?.thresholds ?? {}, manifest?.gate?.leak ?? {}])}`;
     } catch {
       return { kind: 'none', reason: 'no value yet (no rollout store at .evotrainer/store.duckdb; `evotrainer import` builds it)' };
     }
@@ -101,7 +104,8 @@ export class StoreValues {
             const last = await store.one<{ run_id: string; version: string | null }>('select run_id, version from imports order by id desc limit 1');
             snap = { stamp, run: last?.run_id ?? null, version: last?.version ?? null, rollouts: 0, builtins: new Map(), user: new Map() };
             if (snap.run !== null) {
-              const h = await computeHealth(store, { run: snap.run }, { thresholds });
+              // The catalog's metrics; a harness metric is computed on demand below, from the text the editor has.
+              const h = (await diagnose(store, { manifest, scope: { run: snap.run }, parts: 'health' })).health;
               snap.rollouts = h.rollouts;
               for (const r of h.metrics) snap.builtins.set(r.name, r);
             }

@@ -1,4 +1,5 @@
 import { INITIAL_STATE_ID, WebviewReadyCommand, type IpcCommand, type IpcMessage, type IpcNotification, type IpcRequest, type IpcResponse } from './protocol';
+import { errorText } from './transport';
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -43,7 +44,7 @@ export class HostConnection {
       if (!/^application\/json\b/.test(r.headers.get('content-type') ?? '')) throw new Error(`${r.status} ${await r.text()}`);
       this.dispatch(await r.json());
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
+      const error = errorText(err);
       if (message.id !== undefined) this.dispatch({ id: message.id, error, code: 'failed' } satisfies IpcResponse);
       else console.error(`"${message.method}" failed: ${error}`);
     }

@@ -7,7 +7,7 @@ interface Entry {
   run(params: unknown): unknown;
 }
 
-function errorText(err: unknown): string {
+export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 

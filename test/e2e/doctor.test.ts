@@ -40,6 +40,9 @@ describe('real VS Code (code-server in Chromium)', () => {
     writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'evotrainer.llm.endpoint': llm.url, 'evotrainer.llm.model': 'scripted-judge', 'evotrainer.llm.sample': 4 }));
     mkdirSync(path.join(workspace, 'diagnostics', 'judges'), { recursive: true });
     writeFileSync(path.join(workspace, 'diagnostics', 'judges', 'plausibility.md'), '---\nlabels: [plausible, implausible]\n---\n# Is this a plausible attempt at the task?\n');
+    // The harness's own metric, with its own threshold: the Health panel shows it as `evotrainer health` does.
+    mkdirSync(path.join(workspace, 'diagnostics', 'metrics'), { recursive: true });
+    writeFileSync(path.join(workspace, 'diagnostics', 'metrics', 'long_trajectories.sql'), '-- description: share of trajectories over 30 assistant turns\n-- dimension: efficiency\n-- unit: ratio\n-- warning: > 0.2\nselect id, (assistant_turns > 30)::int as value from rollout_features\n');
     server = await startCodeServer({ workspace, home });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -114,6 +117,13 @@ describe('real VS Code (code-server in Chromium)', () => {
     // …so the LEAK finding is a warning (read those two), not the critical one the gate rejects at.
     assert.match((await frame.locator('[data-testid="finding-LEAK"]').getAttribute('class'))!, /\bwarning\b/);
     assert.match(await frame.locator('[data-testid="failure-modes"]').innerText(), /format error loop/);
+    // The harness's metric file, judged by its own threshold, with the value the CLI prints.
+    const cliHealth = JSON.parse(execFileSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'health', '--json', '--run', 'swe'], { cwd: path.join(home, 'harness'), encoding: 'utf8' })) as { metrics: { name: string; value: number; status: string }[] };
+    const own = cliHealth.metrics.find((m) => m.name === 'long_trajectories')!;
+    assert.equal(own.status, 'warning');
+    const ownRow = frame.locator('[data-testid="metric-long_trajectories"]');
+    assert.equal(await ownRow.getAttribute('data-status'), 'warning');
+    assert.match(await ownRow.innerText(), new RegExp(`${(own.value * 100).toFixed(1)}%`));
     await page.screenshot({ path: path.join(resultsDir, 'health-webview.png') });
     // The failure-mode bars as their counts say on first paint; no style refused by the CSP.
     await assertBarsProportional(frame, '[data-testid^="mode-bar-"]');

@@ -1,17 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { CATALOG } from '../../core/diagnose/catalog';
-import { SUGGESTED_LAYER, type FailureMode } from '../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, manifestThresholds, scopeWhere, type HealthReport, type Scope, type ThresholdOverrides } from '../../core/diagnose/health';
-import { MANIFEST_FILE, parseManifest } from '../../core/harness/manifest';
-import { evaluateRules } from '../../core/diagnose/rules';
+import { diagnose as diagnoseStore, problemLines, type Diagnosis } from '../../core/diagnose/diagnose';
+import type { HealthReport, Scope } from '../../core/diagnose/health';
+import { findHarnessRoot } from '../../core/harness/locate';
 import { validateMetric } from '../../core/diagnose/validate';
 import { UsageError } from '../args';
 import { flagString, out, type Command } from '../command';
 import { requireRolloutsInScope, SCOPE_FLAGS, scopeFromFlags } from '../scope';
 import { STORE_FLAG, withStore } from '../store';
-import { findHarnessRoot } from '../../core/harness/locate';
-import { evaluateUserDiagnostics, formatProblem } from '../../core/diagnose/userDiagnostics';
 
 const FLAGS = {
   ...SCOPE_FLAGS,
@@ -26,19 +21,12 @@ function harnessOf(flags: Record<string, string | boolean>): string | null {
   return flagString(flags, 'harness') ?? findHarnessRoot(process.cwd());
 }
 
-/** The harness manifest's thresholds (and its gate's leak threshold) override the catalog's defaults. */
-function thresholdsOf(root: string | null): ThresholdOverrides | undefined {
-  const file = root ? path.join(root, MANIFEST_FILE) : null;
-  if (!file || !existsSync(file)) return undefined;
-  return manifestThresholds(parseManifest(readFileSync(file, 'utf8'), file));
-}
-
 const fmt = (v: number | null, unit: string) => (v === null ? 'not available' : unit === 'ratio' ? `${(v * 100).toFixed(1)}%` : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
 
 function healthText(h: HealthReport): string {
   const lines = [`Health of ${describeScope(h.scope)}: ${h.rollouts} rollouts in ${h.groups} groups${h.curvePoints ? `; ${h.curvePoints} training-curve values` : ''}`, ''];
   if (!h.rollouts && !h.curvePoints) return `No rollouts or training curves in ${describeScope(h.scope)}. Import some with \`evotrainer import PATH\` (rollout dumps, or the trainer's log, metrics file or event files).`;
-  for (const dim of ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure'] as const) {
+  for (const dim of ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure', 'sampling'] as const) {
     const ms = h.metrics.filter((x) => x.dimension === dim);
     if (!ms.length) continue;
     lines.push(dim.replace('_', ' '));
@@ -61,43 +49,39 @@ export const health: Command = {
   flags: FLAGS,
   async run(flags) {
     const scope = scopeFromFlags(flags);
-    const root = harnessOf(flags);
-    const { report, problems } = await withStore(flags, async (s) => {
+    const d = await withStore(flags, async (s) => {
       await requireRolloutsInScope(s, scope, { curves: true });
-      const report = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
-      if (!root) return { report, problems: [] as string[] };
-      const user = await evaluateUserDiagnostics(s, root, scope, { health: report, trust: Boolean(flags.trust) });
-      report.metrics.push(...user.metrics);
-      report.alerts.push(...user.metrics.filter((m) => m.status === 'warning' || m.status === 'critical'));
-      return { report, problems: user.problems.map(formatProblem) };
+      return diagnoseStore(s, { harness: harnessOf(flags), scope, trust: Boolean(flags.trust), parts: 'health' });
     });
-    out(flags.json ? JSON.stringify({ ...report, problems }, null, 2) : healthText(report) + problemsText(problems));
+    const problems = problemLines(d);
+    out(flags.json ? JSON.stringify({ ...d.health, problems }, null, 2) : healthText(d.health) + problemsText(problems));
     return 0;
   },
 };
+
+/** `evotrainer diagnose --json`: what the editor's Findings view and Health panel show too. */
+export function diagnosisJson(d: Diagnosis) {
+  return {
+    scope: d.scope,
+    rollouts: d.health.rollouts,
+    findings: d.findings,
+    problems: problemLines(d),
+    failureModes: d.failureModes.map((m) => ({ failure_mode: m.mode, n: m.count, examples: m.examples, suggestedLayer: m.layer })),
+    series: d.series.map((p) => p.label),
+  };
+}
 
 export const diagnose: Command = {
   summary: 'findings: rules R1–R6 and the leak rule over metrics and their trends, and the failure modes of rollouts',
   flags: FLAGS,
   async run(flags) {
     const scope = scopeFromFlags(flags);
-    const result = await withStore(flags, async (s) => {
-      await requireRolloutsInScope(s, scope, { curves: true });
-      const root = harnessOf(flags);
-      const h = await computeHealth(s, scope, { thresholds: thresholdsOf(root) });
-      const series = await computeSeries(s, scope);
-      const findings = evaluateRules({ health: h, series });
-      const user = root ? await evaluateUserDiagnostics(s, root, scope, { health: h, series, trust: Boolean(flags.trust) }) : null;
-      if (user) findings.push(...user.findings);
-      const problems = [...(user?.problems.map(formatProblem) ?? []), ...(user?.notes ?? [])];
-      await s.ensureDerivedViews();
-      const { sql, params } = scopeWhere(scope);
-      const modes = await s.all<{ failure_mode: FailureMode; n: number; examples: number[] }>(
-        `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes ${sql} group by 1 order by n desc`,
-        params,
-      );
-      return { scope, rollouts: h.rollouts, findings, problems, failureModes: modes.map((m) => ({ ...m, examples: m.examples.map(Number), suggestedLayer: SUGGESTED_LAYER[m.failure_mode] })), series: series.map((p) => p.label) };
-    });
+    const result = diagnosisJson(
+      await withStore(flags, async (s) => {
+        await requireRolloutsInScope(s, scope, { curves: true });
+        return diagnoseStore(s, { harness: harnessOf(flags), scope, trust: Boolean(flags.trust) });
+      }),
+    );
     if (flags.json) {
       out(JSON.stringify(result, null, 2));
       return 0;

@@ -529,6 +529,8 @@ export interface UserDiagnosticsOptions {
   health?: HealthReport;
   /** The built-in series of the same scope (for trends), when the caller has it. */
   series?: SeriesPoint[];
+  /** Whether to evaluate the rules (default true); false loads them for their problems only (the health report). */
+  rules?: boolean;
 }
 
 /**
@@ -548,7 +550,7 @@ export async function evaluateUserDiagnostics(store: RolloutStore, harnessRoot: 
     loaded: { metrics: um.metrics.map((m) => m.name), rules: ur.rules.map((r) => r.id) },
     notes: [],
   };
-  if (!ur.rules.length) return out;
+  if (!ur.rules.length || opts.rules === false) return out;
   const health = opts.health ?? (await computeHealth(store, scope));
   const now = new Map<string, number | null>([...health.metrics.map((m) => [m.name, m.value] as const), ...computed.results.map((m) => [m.name, m.value] as const)]);
   const wanted = { now: new Set<string>(), trend: new Set<string>() };

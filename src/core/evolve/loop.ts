@@ -2,11 +2,11 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import path from 'node:path';
 import { recordBacktest, runBacktest } from '../backtest/backtest';
 import { decideAndApply, formatGate, HONEST_SUFFIX, promoteVersion, rejectionReason } from '../gate';
-import { computeHealth, computeSeries, manifestThresholds, type HealthReport } from '../diagnose/health';
+import { diagnose, type Diagnosis } from '../diagnose/diagnose';
+import type { HealthReport } from '../diagnose/health';
 import { computeUserMetrics, parseUserMetric } from '../diagnose/userDiagnostics';
 import { analyzeChanges } from '../harness/changes';
 import { git, gitOut } from '../harness/git';
-import { evaluateRules } from '../diagnose/rules';
 import { readLedger, requireEntry, updateLedger, versionNumber, type LedgerEntry } from '../harness/ledger';
 import { HarnessError, manifestAt, nowIso, type Harness } from '../harness/repo';
 import { applySkill, listSkills, recordSkill, renderSkill, skillsDir, type LoadedSkill } from '../harness/skills';
@@ -197,8 +197,17 @@ export class Evolution {
   }
 
   private async health(version: string, split?: 'train' | 'val'): Promise<HealthReport> {
+    return (await this.diagnosis(version, { split, parts: 'health' })).health;
+  }
+
+  /**
+   * A version's diagnosis under its own manifest's thresholds, with the harness's metric
+   * and rule files (its script metrics run: evolve has the user's consent to run harness code).
+   */
+  private async diagnosis(version: string, opts: { split?: 'train' | 'val'; parts?: 'health' | 'all'; seriesSplit?: 'train' | 'val' }): Promise<Diagnosis> {
     const manifest = await manifestAt(this.h, requireEntry(await readLedger(this.h), version).commit);
-    return computeHealth(this.o.store, { version, ...(split ? { split } : {}) }, { thresholds: manifestThresholds(manifest) });
+    const scope = { version, ...(opts.split ? { split: opts.split } : {}) };
+    return diagnose(this.o.store, { harness: this.h.root, manifest, scope, trust: this.o.trust, parts: opts.parts, ...(opts.seriesSplit ? { seriesScope: { ...scope, split: opts.seriesSplit } } : {}) });
   }
 
   private profile(): NamedProfile {
@@ -492,9 +501,8 @@ export class Evolution {
           break;
         }
         const promoted = requireEntry(ledger, ledger.promoted!.version);
-        const health = await this.health(promoted.id);
-        const series = await computeSeries(this.o.store, { version: promoted.id, split: 'train' }).catch(() => []);
-        const findings = evaluateRules({ health, series });
+        // Trends over the training rollouts: one point per step range of the promoted version's run.
+        const { health, findings } = await this.diagnosis(promoted.id, { seriesSplit: 'train' });
         const sinceIdx = entries.findIndex((e) => e.id === promoted.id);
         const rejectedSince = entries.filter((e, i) => i > sinceIdx && e.status === 'rejected');
         const rejectedHealth = [];

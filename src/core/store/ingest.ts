@@ -3,8 +3,9 @@
  * own reader where a format maps column to column, streamed otherwise; a whole command
  * lands or nothing does.
  */
-import { createHash } from 'node:crypto';
+import { createHash, webcrypto } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import type { Split, TaskDomain } from '../model';
@@ -72,6 +73,12 @@ export interface ImportSummary {
 /** Rows appended between commits: bounds memory whatever the input size. */
 const CHUNK_ROWS = 20_000;
 const CHUNK_BYTES = 128 * 1024 * 1024;
+/**
+ * DuckDB's buffer pool while the bulk path inserts (the store's usual limit is 1 GB): the
+ * row groups it builds and writes stay under this, so that the importing process, Node's
+ * heap and DuckDB's allocations outside the pool included, peaks under 1 GB of RSS.
+ */
+const BULK_MEMORY_LIMIT = '600MB';
 
 /** The importer of one store: its methods run on the store's connection. */
 export class Ingest {
@@ -158,9 +165,17 @@ export class Ingest {
       await this.conn.run('begin');
       inTransaction = true;
       await writer.open();
-      for (const t of todo) {
-        if (bulkable(t) && !streamed.has(t.file)) continue;
-        add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer));
+      const streaming = todo.filter((t) => !bulkable(t) || streamed.has(t.file));
+      // Whole documents (trajectories) are read and hashed a few files ahead, on libuv's
+      // threads, while this thread parses and appends the current one.
+      const ahead = new Map<string, Promise<WholeDocument>>();
+      for (let i = 0; i < streaming.length; i++) {
+        for (const n of streaming.slice(i, i + READ_AHEAD)) {
+          if (!ahead.has(n.file) && readsAhead(n, batch)) ahead.set(n.file, readWholeDocument(n.file));
+        }
+        const t = streaming[i]!;
+        add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer, ahead.get(t.file)));
+        ahead.delete(t.file);
       }
       summary.files.sort((a, b) => todo.findIndex((t) => t.file === a.file) - todo.findIndex((t) => t.file === b.file));
       await writer.close();
@@ -221,7 +236,7 @@ export class Ingest {
     }
   }
 
-  private async importFile(file: string, importer: Importer, run: string, opts: ImportOptions, batch: Batch, writer: ChunkWriter): Promise<FileImportResult> {
+  private async importFile(file: string, importer: Importer, run: string, opts: ImportOptions, batch: Batch, writer: ChunkWriter, document?: Promise<WholeDocument>): Promise<FileImportResult> {
     const base = { file, format: importer.format, run, resumed: false, reader: 'stream' as const, rollouts: 0, steps: 0, badRecords: 0 };
     const { size, mtimeMs } = statSync(file);
     const previous = batch.previous.get(`${run}\0${file}`);
@@ -233,16 +248,21 @@ export class Ingest {
     // Hashes what is read, in the same pass: the content hash that de-duplicates imports.
     let hash = createHash('sha256');
     let hashed = 0;
+    /** The hash of a file read whole. */
+    let full = '';
     if (!importer.followable) {
-      if (path.extname(file) === '.parquet') {
+      if (document) {
+        // Read and hashed ahead (see import).
+        ({ content, hash: full } = await document);
+      } else if (path.extname(file) === '.parquet') {
         for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
+        full = hash.digest('hex');
       } else {
         // Whole documents: read once, hash the bytes, hand them to the importer.
         content = readFileSync(file);
-        hash.update(content);
+        full = hash.update(content).digest('hex');
       }
       hashed = size;
-      const full = hash.copy().digest('hex');
       if (batch.hashes.has(`${run}:${full}`)) return { ...base, status: 'unchanged' };
     } else if (previous?.end_offset && size >= previous.end_offset) {
       // A live file: continue after the last complete line if what was read then is unchanged.
@@ -326,7 +346,7 @@ export class Ingest {
     }
     if (rollouts === 0 && badRecords === 0) return { ...base, status: 'unchanged', resumed: startOffset > 0 };
     // The hash covers what was read; a half-written last line was read but not consumed.
-    const consumed = !importer.followable || endOffset === hashed ? hash.digest('hex') : (await hashPrefix(file, endOffset)).digest('hex');
+    const consumed = !importer.followable ? full : endOffset === hashed ? hash.digest('hex') : (await hashPrefix(file, endOffset)).digest('hex');
     if (batch.hashes.has(`${run}:${consumed}`)) {
       // A copy of something already imported under another name: drop what was appended.
       await writer.discard(importId);
@@ -397,21 +417,30 @@ export class Ingest {
       const values = meta.map((m) => `(${sqlLiteral(m.file)}, ${m.importId}, ${m.plan.fileStep}, ${sqlLiteral(m.plan.fileSplit)})`).join(', ');
       const list = `[${files.map((f) => sqlLiteral(f.file)).join(', ')}]`;
       // Bad records are inserted with sample_index -1 so that the checks below see them;
-      // their files are then taken out whole.
+      // their files are then taken out whole. The prompt's md5 is computed once per row, in
+      // a subquery of its own (DuckDB would compute it once per use).
+      const limit = (await this.one<{ v: string }>(`select current_setting('memory_limit') as v`))!.v;
+      await this.conn.run(`set memory_limit = '${BULK_MEMORY_LIMIT}'`);
+      // A signal that interrupted the statements above must not let the insert start.
+      if (opts.signal?.aborted) {
+        await this.conn.run(`set memory_limit = ${sqlLiteral(limit)}`);
+        throw interrupted(files[0]!.file, null);
+      }
       const inserting = this.conn.run(
         `insert into rollout_rows
          select (${baseId} + ordinality - 1)::bigint, import_id, $1, $2, $3, step, split,
-                'p:' || left(md5(coalesce(prompt, '')), 16),
-                split || ':' || step || ':' || left(md5(coalesce(prompt, '')), 16) || coalesce(':' || data_source, ''),
+                'p:' || prompt_hash,
+                split || ':' || step || ':' || prompt_hash || coalesce(':' || data_source, ''),
                 case when bad then -1 else 0 end,
                 prompt, 'text', response, 'text', ground_truth, reward, reward_components, correct, extracted_answer,
                 null, null, null, 1, null, null, data_source, null, extra, filename,
                 length(response), ${NO_ANSWER_SQL}
-         from (select ordinality, filename, import_id, ${plan.projection}
-               from read_json(${list}, format = 'newline_delimited', filename = true, columns = ${plan.columns}, ignore_errors = true) with ordinality
-               join (values ${values}) v(fname, import_id, file_step, file_split) on filename = v.fname)`,
+         from (select *, left(md5(coalesce(prompt, '')), 16) as prompt_hash
+               from (select ordinality, filename, import_id, ${plan.projection}
+                     from read_json(${list}, format = 'newline_delimited', filename = true, columns = ${plan.columns}, ignore_errors = true) with ordinality
+                     join (values ${values}) v(fname, import_id, file_step, file_split) on filename = v.fname))`,
         [run, opts.version ?? null, format],
-      );
+      ).finally(() => this.conn.run(`set memory_limit = ${sqlLiteral(limit)}`));
       inserting.catch(() => undefined); // awaited below
       let total = 0;
       for (const m of meta) {
@@ -664,6 +693,37 @@ function json(a: DuckDBAppender, v: unknown) {
   else a.appendVarchar(JSON.stringify(v));
 }
 
+/** Whole documents read ahead of the one being imported (see import). */
+const READ_AHEAD = 3;
+/** Documents past this size are read when their turn comes, not ahead (memory stays bounded). */
+const READ_AHEAD_MAX_BYTES = 64 * 1024 * 1024;
+
+interface WholeDocument {
+  content: Buffer;
+  /** sha256 of the content, hex. */
+  hash: string;
+}
+
+/** Whether the streaming path would read `t` whole, and has not imported it as it is now. */
+function readsAhead(t: { file: string; importer: Importer; run: string }, batch: Batch): boolean {
+  if (t.importer.followable || path.extname(t.file) === '.parquet') return false;
+  let st;
+  try {
+    st = statSync(t.file);
+  } catch {
+    return false; // importFile reports it
+  }
+  const previous = batch.previous.get(`${t.run}\0${t.file}`);
+  return st.size <= READ_AHEAD_MAX_BYTES && !(previous && previous.file_size === st.size && previous.file_mtime_ms === st.mtimeMs);
+}
+
+/** Reads and hashes a file off this thread (libuv's pool). */
+function readWholeDocument(file: string): Promise<WholeDocument> {
+  const doc = readFile(file).then(async (content) => ({ content, hash: Buffer.from(await webcrypto.subtle.digest('SHA-256', content)).toString('hex') }));
+  doc.catch(() => undefined); // awaited by importFile, unless the import stops first
+  return doc;
+}
+
 /** EVOTRAINER_TRACE=1 prints how long each phase of an import takes (stderr). */
 const TRACE = process.env.EVOTRAINER_TRACE === '1';
 let traceLast = performance.now();
@@ -727,22 +787,20 @@ const INT32_MAX = 2147483647;
  * that --on-error skip|quarantine can set it aside. The bulk path sends such files here.
  */
 function unstorable(rec: RolloutRecord, at: SourcePosition): ImportError | null {
-  const ints: [string, number | null | undefined][] = [
-    ['step', rec.step],
-    ['response tokens', rec.responseTokens],
-    ['turns', rec.numTurns],
-    ...(rec.steps ?? []).flatMap((s, i): [string, number | null | undefined][] => [
-      [`step ${i} exit code`, s.exitCode],
-      [`step ${i} observation bytes`, s.observationBytes],
-      [`step ${i} tokens`, s.tokens],
-    ]),
-  ];
-  for (const [name, v] of ints) {
-    if (v === null || v === undefined) continue;
+  // Checked without building a list: a trajectory has hundreds of steps.
+  const check = (name: () => string, v: number | null | undefined, required = false): ImportError | null => {
+    if (v === null || v === undefined) return null;
     // Only the step is required; an optional count that is not a number is stored as null.
-    if (!Number.isFinite(v) ? name === 'step' : Math.trunc(v) < INT32_MIN || Math.trunc(v) > INT32_MAX) {
-      return new ImportError(at.file, at.line ?? null, `${name} is ${v}, outside the whole numbers the store holds (${INT32_MIN} to ${INT32_MAX})`, undefined);
-    }
+    if (!Number.isFinite(v) ? !required : Math.trunc(v) >= INT32_MIN && Math.trunc(v) <= INT32_MAX) return null;
+    return new ImportError(at.file, at.line ?? null, `${name()} is ${v}, outside the whole numbers the store holds (${INT32_MIN} to ${INT32_MAX})`, undefined);
+  };
+  const top = check(() => 'step', rec.step, true) ?? check(() => 'response tokens', rec.responseTokens) ?? check(() => 'turns', rec.numTurns);
+  if (top) return top;
+  const steps = rec.steps ?? [];
+  for (let i = 0; i < steps.length; i++) {
+    const s = steps[i]!;
+    const bad = check(() => `step ${i} exit code`, s.exitCode) ?? check(() => `step ${i} observation bytes`, s.observationBytes) ?? check(() => `step ${i} tokens`, s.tokens);
+    if (bad) return bad;
   }
   return null;
 }

@@ -138,7 +138,10 @@ export const DDL = [
 
 /**
  * No extractable final answer: none extracted, and the response has no `A:` line, no
- * boxed{} answer, no `####` answer and no "answer is". Evaluated by DuckDB at import.
+ * boxed{} answer, no `####` answer and no "answer is". Evaluated by DuckDB at import; a
+ * CASE, not an AND, so that the pattern runs only over responses with no extracted answer
+ * (DuckDB evaluates both sides of an AND in a select list, and the scan of every response
+ * would cost about as much as parsing it).
  */
-export const NO_ANSWER_SQL = `((extracted_answer is null or trim(extracted_answer) in ('', '[INVALID]', 'None'))
-  and not coalesce(regexp_matches(response, '(?m)^A:\\s*\\S|\\\\boxed\\{|####\\s*\\S|(?i)answer is'), false))`;
+export const NO_ANSWER_SQL = `(case when extracted_answer is null or trim(extracted_answer) in ('', '[INVALID]', 'None')
+  then not coalesce(regexp_matches(response, '(?m)^A:\\s*\\S|\\\\boxed\\{|####\\s*\\S|(?i)answer is'), false) else false end)`;

@@ -175,7 +175,7 @@ export async function newVersionCommand(host: VersioningHost, opts: { parent?: s
     if (!h) return undefined;
     let seed: ReturnType<typeof hypothesisFromFinding> | null = null;
     if (opts.fromFinding) {
-      const model = await loadFindings(h.root, host.selectedVersion());
+      const model = await loadFindings(h.root, host.selectedVersion(), { trust: vscode.workspace.isTrusted });
       const findings = model ? [...model.children.values()].flat().filter((n) => n.kind === 'finding').map((n) => (n.kind === 'finding' ? n.finding : null)).filter((f): f is Finding => Boolean(f)) : [];
       if (!findings.length) {
         void vscode.window.showInformationMessage('EvoTrainer: no findings for the selected version or the latest run; import rollouts first ("EvoTrainer: Import Rollouts…").');

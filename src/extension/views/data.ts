@@ -3,15 +3,15 @@
 // integration tests run it against real git repositories and a real store.
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { computeHealth, computeSeries, type Scope } from '../../core/diagnose/health';
-import { evaluateRules } from '../../core/diagnose/rules';
+import { diagnose, problemLines } from '../../core/diagnose/diagnose';
+import { computeHealth, type Scope } from '../../core/diagnose/health';
 import { readLedger, type Evidence, type LedgerEntry } from '../../core/harness/ledger';
 import { git, revParse } from '../../core/harness/git';
 import { lineage } from '../../core/harness/lineage';
 import { HarnessError, openHarness, readWorkingManifest, type Harness } from '../../core/harness/repo';
 import { listSkills, skillsDir } from '../../core/harness/skills';
-import type { Finding } from '../../core/model';
 import { defaultStorePath, RolloutStore } from '../../core/store/store';
+import type { HealthScope, HealthScopeOption, HealthState } from '../../viewer/health/protocol';
 import { buildFindingsModel, buildSkillsModel, buildVersionsModel, type BacktestInfo, type FailureModeCount, type FindingsModel, type SkillItem, type SkillsModel, type VersionsModel } from './model';
 
 export async function harnessAt(root: string): Promise<Harness> {
@@ -107,23 +107,60 @@ export async function findingsScope(store: RolloutStore, version: string | null)
 
 /**
  * Findings for a version's rollouts; with no version, or none imported for it, those of
- * the latest imported run. Null model fields when the store is empty or missing.
+ * the latest imported run. The harness's own metrics, rules and manifest thresholds apply,
+ * as in `evotrainer diagnose`; its script metrics run only with `trust` (a trusted
+ * workspace). Null when the store is empty or missing.
  */
-export async function loadFindings(root: string, version: string | null): Promise<FindingsModel | null> {
+export async function loadFindings(root: string, version: string | null, opts: { trust?: boolean } = {}): Promise<FindingsModel | null> {
   const file = defaultStorePath(root);
   if (!existsSync(file)) return null;
   const store = await RolloutStore.open(file);
   try {
     const scope = await findingsScope(store, version);
     if (!scope) return null;
-    const report = await computeHealth(store, scope);
-    if (!report.rollouts) return null;
-    const findings: Finding[] = evaluateRules({ health: report, series: await computeSeries(store, scope) });
-    await store.ensureDerivedViews();
-    const where = scope.version ? 'where version = ?' : 'where run_id = ?';
-    const modes = await store.all<{ failure_mode: string; n: number }>(`select failure_mode, count(*)::int as n from rollout_failure_modes ${where} group by 1 order by n desc`, [scope.version ?? scope.run!]);
-    const failureModes: FailureModeCount[] = modes.map((m) => ({ mode: m.failure_mode, count: Number(m.n) }));
-    return buildFindingsModel({ scope: { version: scope.version ?? null, run: scope.run ?? null, rollouts: report.rollouts }, findings, failureModes });
+    const d = await diagnose(store, { harness: root, scope, trust: opts.trust === true });
+    if (!d.health.rollouts) return null;
+    const failureModes: FailureModeCount[] = d.failureModes.map((m) => ({ mode: m.mode, count: m.count }));
+    return buildFindingsModel({ scope: { version: scope.version ?? null, run: scope.run ?? null, rollouts: d.health.rollouts }, findings: d.findings, failureModes });
+  } finally {
+    store.close();
+  }
+}
+
+const scopeKey = (s: HealthScope): string => (s.version !== undefined ? `version:${s.version}` : s.run !== undefined ? `run:${s.run}` : 'all');
+
+/** Every scope the health report can pool: each run, each version, and the whole store. */
+async function healthScopes(store: RolloutStore): Promise<HealthScopeOption[]> {
+  const runs = await store.all<{ v: string; n: number }>('select run_id as v, count(*)::int as n from rollouts group by 1 order by 1');
+  const versions = await store.all<{ v: string; n: number }>('select version as v, count(*)::int as n from rollouts where version is not null group by 1 order by 1');
+  const total = runs.reduce((a, r) => a + Number(r.n), 0);
+  const option = (scope: HealthScope, label: string, n: number): HealthScopeOption => ({ key: scopeKey(scope), label: `${label} (${n} rollouts)`, scope, rollouts: n });
+  return [
+    ...runs.map((r) => option({ run: r.v }, `run ${r.v}`, Number(r.n))),
+    ...versions.map((r) => option({ version: r.v }, `version ${r.v}`, Number(r.n))),
+    option({}, `every run and version pooled`, total),
+  ];
+}
+
+/**
+ * The Health panel's report of the harness at `root`: the scope the user picked (a key of
+ * the scopes), else the one Findings shows for `findingsVersion`, else the whole store;
+ * metrics, findings, failure modes and problems as `evotrainer health`/`diagnose` compute
+ * them (harness metrics, rules and thresholds included; script metrics only with `trust`).
+ */
+export async function loadHealth(root: string, opts: { picked?: string | null; findingsVersion?: string | null; trust?: boolean } = {}): Promise<HealthState> {
+  const file = defaultStorePath(root);
+  const base: HealthState = { status: 'loading', store: file, scope: opts.picked ?? '', scopes: [], report: null, findings: [], failureModes: [], problems: [], error: null };
+  const store = await RolloutStore.open(file);
+  try {
+    const scopes = await healthScopes(store);
+    const fallback = await findingsScope(store, opts.findingsVersion ?? null);
+    const chosen = scopes.find((o) => o.key === opts.picked) ?? scopes.find((o) => fallback && o.key === scopeKey(fallback)) ?? scopes[scopes.length - 1]!;
+    const scoped = { ...base, scope: chosen.key, scopes };
+    const d = await diagnose(store, { harness: root, scope: chosen.scope, trust: opts.trust === true });
+    const problems = problemLines(d);
+    if (!d.health.rollouts && !d.health.curvePoints) return { ...scoped, status: 'empty', report: d.health, problems };
+    return { ...scoped, status: 'done', report: d.health, findings: d.findings, failureModes: d.failureModes, problems };
   } finally {
     store.close();
   }

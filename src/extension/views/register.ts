@@ -27,7 +27,7 @@ export function registerVersioning(session: EditorSession): void {
   }, output, 'Versions');
   const findings = new FindingsTree(async () => {
     const r = root();
-    return r ? engine().loadFindings(r, session.selectedVersion()) : null;
+    return r ? engine().loadFindings(r, session.selectedVersion(), { trust: vscode.workspace.isTrusted }) : null;
   }, output, 'Findings');
   const skills = new SkillsTree(async () => {
     const r = root();

@@ -2,7 +2,7 @@ import { Explorer } from '../../core/explore/explorer';
 import type { ExplorerFilter, ExplorerSort } from '../../core/explore/types';
 import type { RolloutStore } from '../../core/store/store';
 import type { HostMethods } from '../protocol';
-import type { ViewerLog } from '../transport';
+import { errorText, type ViewerLog } from '../transport';
 import { PAGE_ROWS, type ExplorerMethods, type ExplorerState, type OpenExplorerArgs } from './protocol';
 
 export interface ExplorerBackendOptions {
@@ -16,10 +16,6 @@ export interface ExplorerBackendOptions {
 }
 
 const DEFAULT_SORT: ExplorerSort = { column: 'id', descending: false };
-
-function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /**
  * The failure explorer's host side, with no editor in it: the VS Code panel and

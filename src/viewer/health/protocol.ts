@@ -36,6 +36,8 @@ export interface HealthState {
   report: HealthReport | null;
   findings: Finding[];
   failureModes: FailureModeCount[];
+  /** Harness metric and rule files that could not run here (`file:line:col: message`), and rules left undecided. */
+  problems: string[];
   error: string | null;
 }
 

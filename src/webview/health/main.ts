@@ -10,7 +10,7 @@ import { HostConnection } from '../../viewer/client';
 import { cssProps } from '../shared/style';
 
 const host = new HostConnection();
-const DIMENSIONS = ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure'] as const;
+const DIMENSIONS = ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure', 'sampling'] as const;
 
 function show(m: MetricResult): string {
   if (m.value === null) return 'not available';
@@ -60,7 +60,7 @@ export class HealthApp extends LitElement {
   }
 
   override render() {
-    const { status, report, findings, failureModes, error, store } = this.view;
+    const { status, report, findings, failureModes, problems, error, store } = this.view;
     return html`
       <header>
         <h1>Health report</h1>
@@ -72,6 +72,9 @@ export class HealthApp extends LitElement {
       ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="health-message">${error}</p>` : nothing}
       ${status === 'empty' && !error ? html`<p class="meta" data-testid="health-message">No rollouts or training curves yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}
       ${report && (report.rollouts || report.curvePoints) ? this.body(report.metrics, findings, failureModes) : nothing}
+      ${problems?.length
+        ? html`<section data-testid="health-problems"><h2>Harness diagnostics that could not run</h2>${problems.map((p) => html`<div class="meta">${p}</div>`)}</section>`
+        : nothing}
     `;
   }
 

@@ -1,5 +1,5 @@
 import { CATALOG, LEAK_METRICS } from '../../diagnose/catalog';
-import { computeHealth } from '../../diagnose/health';
+import { diagnose } from '../../diagnose/diagnose';
 import { fmt, healthScope, paired } from '../context';
 import type { NamedCheck } from './check';
 
@@ -8,8 +8,10 @@ export const sideEffects: NamedCheck = {
   name: 'side effects',
   async run(ctx) {
     if (!paired(ctx)) return [];
-    const hv = await computeHealth(ctx.store, healthScope(ctx, ctx.entry.id), { thresholds: ctx.thresholds });
-    const hb = await computeHealth(ctx.store, healthScope(ctx, ctx.sb.version), { thresholds: ctx.thresholds });
+    // The health of both under the judging manifest's thresholds (the catalog's metrics: the harness's own are its business, not the gate's).
+    const healthOf = async (version: string) => (await diagnose(ctx.store, { manifest: ctx.judgeManifest, scope: healthScope(ctx, version), parts: 'health' })).health;
+    const hv = await healthOf(ctx.entry.id);
+    const hb = await healthOf(ctx.sb.version);
     const before = new Map(hb.metrics.map((m) => [m.name, m]));
     const skip = new Set<string>([...LEAK_METRICS, ctx.leakName, ctx.primaryName, ctx.crit?.metric ?? '']);
     const worse = hv.alerts.filter((m) => !skip.has(m.name) && (before.get(m.name)?.status ?? 'ok') === 'ok');

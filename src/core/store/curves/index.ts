@@ -1,7 +1,7 @@
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { readHead } from '../importers';
-import { posix } from '../importers/util';
+import { compareNames, posix } from '../importers/util';
 import { mlflowReader } from './mlflow';
 import { tensorboardReader } from './tensorboard';
 import type { CurveReader } from './types';
@@ -65,7 +65,7 @@ export interface CurveFile {
 }
 
 function walk(dir: string, out: string[]): void {
-  const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
+  const entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => compareNames(a.name, b.name));
   for (const e of entries) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) {

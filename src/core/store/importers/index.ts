@@ -9,7 +9,7 @@ import { skyrlImporter } from './skyrl';
 import { sweAgentImporter } from './sweAgent';
 import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
-import { posix } from './util';
+import { compareNames, posix } from './util';
 import { verifiersImporter } from './verifiers';
 import { verlImporter } from './verl';
 
@@ -104,7 +104,7 @@ export function readHead(file: string, bytes = 64 * 1024): string {
  */
 async function walk(dir: string, out: string[], skipped: IgnoredFile[]): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true });
-  entries.sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true }));
+  entries.sort((a, b) => compareNames(a.name, b.name));
   for (const e of entries) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) {

@@ -110,16 +110,35 @@ function exists(file: string): boolean {
 /** Run summaries are small; a dump folder's large JSON files are something else. */
 const SUMMARY_MAX_BYTES = 32 * 1024 * 1024;
 
+/** A folder's names, by name order, kept while the folder is unchanged (every trajectory of a folder asks). */
+const listed = new Map<string, { mtimeNs: bigint; names: string[] }>();
+
+function namesIn(dir: string): string[] | null {
+  let mtimeNs: bigint;
+  try {
+    mtimeNs = statSync(dir, { bigint: true }).mtimeNs;
+  } catch {
+    return null;
+  }
+  const hit = listed.get(dir);
+  if (hit && hit.mtimeNs === mtimeNs) return hit.names;
+  let names: string[];
+  try {
+    names = readdirSync(dir).sort();
+  } catch {
+    return null;
+  }
+  if (listed.size > 256) listed.clear();
+  listed.set(dir, { mtimeNs, names });
+  return names;
+}
+
 /** The run summaries directly in `dir` (and its `sb-cli-reports/`), by name order. */
 function summariesIn(dir: string): string[] {
   const out: string[] = [];
   for (const d of [dir, path.join(dir, 'sb-cli-reports')]) {
-    let names: string[];
-    try {
-      names = readdirSync(d).sort();
-    } catch {
-      continue;
-    }
+    const names = namesIn(d);
+    if (!names) continue;
     for (const name of names) {
       if (!name.endsWith('.json') || name.endsWith('.traj.json') || name.endsWith('.report.json') || name === 'report.json') continue;
       const file = path.join(d, name);

@@ -1,5 +1,8 @@
 import { ImportError, type ImporterItem, type SourcePosition } from '../rows';
 
+/** Compares file names in natural order (2 before 10), with one collator for every comparison. */
+export const compareNames = new Intl.Collator('en', { numeric: true }).compare;
+
 export function posix(file: string): string {
   return file.replace(/\\/g, '/');
 }

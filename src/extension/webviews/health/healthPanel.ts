@@ -1,27 +1,8 @@
 import * as vscode from 'vscode';
-import { SUGGESTED_LAYER, type FailureMode } from '../../../core/diagnose/failureModes';
-import { computeHealth, computeSeries, scopeWhere } from '../../../core/diagnose/health';
-import { evaluateRules } from '../../../core/diagnose/rules';
-import { RolloutStore } from '../../../core/store/store';
-import { findingsScope } from '../../views/data';
+import { loadHealth } from '../../views/data';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import type { WebviewController } from '../webviewController';
-import { DidChangeHealthNotification, HealthMethods, type HealthScope, type HealthScopeOption, type HealthState } from '../../../viewer/health/protocol';
-
-const keyOf = (s: HealthScope): string => (s.version !== undefined ? `version:${s.version}` : s.run !== undefined ? `run:${s.run}` : 'all');
-
-/** Every scope to pick from: each run, each version, and the whole store pooled. */
-async function scopesOf(store: RolloutStore): Promise<HealthScopeOption[]> {
-  const runs = await store.all<{ v: string; n: number }>('select run_id as v, count(*)::int as n from rollouts group by 1 order by 1');
-  const versions = await store.all<{ v: string; n: number }>('select version as v, count(*)::int as n from rollouts where version is not null group by 1 order by 1');
-  const total = runs.reduce((a, r) => a + Number(r.n), 0);
-  const option = (scope: HealthScope, label: string, n: number): HealthScopeOption => ({ key: keyOf(scope), label: `${label} (${n} rollouts)`, scope, rollouts: n });
-  return [
-    ...runs.map((r) => option({ run: r.v }, `run ${r.v}`, Number(r.n))),
-    ...versions.map((r) => option({ version: r.v }, `version ${r.v}`, Number(r.n))),
-    option({}, `every run and version pooled`, total),
-  ];
-}
+import { DidChangeHealthNotification, HealthMethods, type HealthState } from '../../../viewer/health/protocol';
 
 /**
  * "EvoTrainer: Show Health Report": the health report, rule findings and failure modes of
@@ -31,7 +12,7 @@ async function scopesOf(store: RolloutStore): Promise<HealthScopeOption[]> {
  */
 export const healthFeature: WebviewFeature<HealthState, string | null, HealthState> = {
   stateNotification: DidChangeHealthNotification,
-  initialState: (session) => ({ status: 'loading', store: session.storePath(), scope: '', scopes: [], report: null, findings: [], failureModes: [], error: null }),
+  initialState: (session) => ({ status: 'loading', store: session.storePath(), scope: '', scopes: [], report: null, findings: [], failureModes: [], problems: [], error: null }),
   create: (p) => new HealthPanel(p),
 };
 
@@ -66,7 +47,7 @@ class HealthPanel implements WebviewProvider<string | null, HealthState> {
   }
 
   private generation = 0;
-  /** Computations run one at a time: each creates the store's derived views. */
+  /** Computations run one at a time. */
   private queue: Promise<unknown> = Promise.resolve();
 
   private recompute(quiet = false): Promise<HealthState> {
@@ -77,15 +58,15 @@ class HealthPanel implements WebviewProvider<string | null, HealthState> {
   }
 
   private async computeState(generation: number, quiet: boolean): Promise<HealthState> {
-    const storePath = this.p.session.storePath();
-    const base: HealthState = { status: 'loading', store: storePath, scope: this.picked ?? '', scopes: [], report: null, findings: [], failureModes: [], error: null };
+    const root = this.p.session.root();
+    const base: HealthState = { status: 'loading', store: this.p.session.storePath(), scope: this.picked ?? '', scopes: [], report: null, findings: [], failureModes: [], problems: [], error: null };
     if (!quiet) this.controller.setState(base);
     let state: HealthState;
-    if (!storePath) {
+    if (!root) {
       state = { ...base, status: 'empty', error: 'No harness in this workspace: open a folder with an evotrainer.yaml.' };
     } else {
       try {
-        state = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EvoTrainer: computing the health report' }, () => this.compute(storePath, base));
+        state = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EvoTrainer: computing the health report' }, () => this.compute(root));
       } catch (err) {
         const error = err instanceof Error ? err.message : String(err);
         this.output.error(`Health report failed: ${error}`);
@@ -97,28 +78,11 @@ class HealthPanel implements WebviewProvider<string | null, HealthState> {
     return state;
   }
 
-  private async compute(storePath: string, base: HealthState): Promise<HealthState> {
-    const store = await RolloutStore.open(storePath);
-    try {
-      const scopes = await scopesOf(store);
-      const fallback = await findingsScope(store, this.findingsVersion);
-      const chosen = scopes.find((o) => o.key === this.picked) ?? scopes.find((o) => fallback && o.key === keyOf(fallback)) ?? scopes[scopes.length - 1]!;
-      const scope = chosen.scope;
-      const report = await computeHealth(store, scope);
-      const scoped = { ...base, scope: chosen.key, scopes };
-      if (!report.rollouts && !report.curvePoints) return { ...scoped, status: 'empty', report, error: null };
-      const findings = evaluateRules({ health: report, series: await computeSeries(store, scope) });
-      await store.ensureDerivedViews();
-      const { sql, params } = scopeWhere(scope);
-      const modes = await store.all<{ failure_mode: FailureMode; n: number; examples: number[] }>(
-        `select failure_mode, count(*) as n, list(id order by id)[1:5] as examples from rollout_failure_modes ${sql} group by 1 order by n desc`,
-        params,
-      );
-      const failureModes = modes.map((m) => ({ mode: m.failure_mode, count: m.n, examples: m.examples.map(Number), layer: SUGGESTED_LAYER[m.failure_mode] }));
-      this.output.info(`Health report of ${chosen.label}: ${report.alerts.length} alert(s), ${findings.length} finding(s)`);
-      return { ...scoped, status: 'done', report, findings, failureModes };
-    } finally {
-      store.close();
-    }
+  /** The harness's metrics, rules and thresholds apply, as on the command line; its script metrics run only in a trusted workspace. */
+  private async compute(root: string): Promise<HealthState> {
+    const state = await loadHealth(root, { picked: this.picked, findingsVersion: this.findingsVersion, trust: vscode.workspace.isTrusted });
+    const label = state.scopes.find((o) => o.key === state.scope)?.label ?? state.scope;
+    this.output.info(`Health report of ${label}: ${state.report?.alerts.length ?? 0} alert(s), ${state.findings.length} finding(s)${state.problems.length ? `, ${state.problems.length} harness diagnostic problem(s)` : ''}`);
+    return state;
   }
 }
