@@ -7,8 +7,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { arg, args, root } from './common';
+import { recordBench, watchLoad } from './results';
 
 const runs = Number(arg('runs', '7'));
+const load = watchLoad();
 const json = args.includes('--json');
 for (const f of ['dist/extension.js', 'dist/panels.js']) {
   if (!existsSync(path.join(root, f))) throw new Error(`${f} is missing: run \`npm run build\` first`);
@@ -45,3 +47,6 @@ out(`activation (load dist/extension.js + activate()): median ${act.toFixed(1)} 
 out(`baseline, loading the deferred engine bundle (dist/panels.js): median ${eng.toFixed(1)} ms`);
 out(`activation costs ${(act / eng).toFixed(2)}× the engine load it defers`);
 if (json) process.stdout.write(JSON.stringify({ activationMs: act, engineMs: eng, ratio: act / eng, runs }) + '\n');
+recordBench('activation', 'npm run bench:activation', runs === 7, load.stop(), [
+  { figure: `extension activation (load + activate()), median of ${runs} processes`, ours: `${act.toFixed(1)} ms`, baseline: `loading the deferred engine bundle ${eng.toFixed(1)} ms`, ratio: `${(act / eng).toFixed(2)}× the time`, target: 'a small fraction of the engine load', met: act < eng },
+]);

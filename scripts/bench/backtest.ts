@@ -9,8 +9,10 @@ import path from 'node:path';
 import { scoreFromStore, WorkerPool } from '../../src/core/backtest';
 import { RolloutStore } from '../../src/core/store/store';
 import { arg, args } from './common';
+import { recordBench, watchLoad } from './results';
 
 const N = Number(arg('rollouts', '100000'));
+const load = watchLoad();
 const json = args.includes('--json');
 const dir = mkdtempSync(path.join(tmpdir(), 'evotrainer-bench-backtest-'));
 const log = (s: string) => void (json ? process.stderr : process.stdout).write(s + '\n');
@@ -86,6 +88,9 @@ print(json.dumps({"n": n, "correct": c, "seconds": t_all}))
   log(`baseline, the same function in a plain Python loop in one process (json.loads + call per rollout): ${base.seconds.toFixed(2)} s = ${Math.round(baseRate)} rollouts/s`);
   log(`end to end (store read + worker start-up + scoring) ${ratio.toFixed(2)}× the plain loop (target ≥ 0.50)`);
   if (json) process.stdout.write(JSON.stringify({ rollouts: N, seconds: oursS, startSeconds: startS, e2eRate, baseRate, ratio, errors }) + '\n');
+  recordBench('backtest', 'npm run bench:backtest', N === 100000, load.stop(), [
+    { figure: `reward backtest of ${N.toLocaleString('en')} cached rollouts, end to end (store read + worker start-up + scoring)`, ours: `${oursS.toFixed(2)} s (${Math.round(e2eRate).toLocaleString('en')}/s)`, baseline: `plain Python loop ${base.seconds.toFixed(2)} s`, ratio: `${ratio.toFixed(2)}× throughput`, target: '≥ 0.50×', met: ratio >= 0.5 },
+  ]);
   rmSync(dir, { recursive: true, force: true });
 }
 

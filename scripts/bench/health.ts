@@ -8,12 +8,14 @@ import path from 'node:path';
 import { computeHealth } from '../../src/core/diagnose/health';
 import { RolloutStore } from '../../src/core/store/store';
 import { arg, args, root } from './common';
+import { recordBench, watchLoad } from './results';
 
 const N = Number(arg('rollouts', '1000000'));
 const work = path.resolve(arg('dir', path.join(root, '.cache', 'bench')));
 const storeFile = path.join(work, `import-${N}.duckdb`);
 
 async function main() {
+  const load = watchLoad();
   if (!existsSync(storeFile)) {
     console.log(`no ${N}-rollout store yet: building it with the ingest benchmark…`);
     const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, 'ingest.ts'), '--rollouts', String(N), '--dir', work], { stdio: 'inherit', cwd: root });
@@ -32,6 +34,9 @@ async function main() {
   console.log(`health report, ${h.metrics.length} metrics       ${healthMs.toFixed(0)} ms   ${(healthMs / countMs).toFixed(1)}× the count(*) (target < 5000 ms)`);
   console.log(`alerts: ${h.alerts.map((a) => `${a.name} ${a.status}`).join(', ') || 'none'}`);
   if (args.includes('--json')) console.log(JSON.stringify({ rollouts: n, countMs, healthMs, ratio: healthMs / countMs, metrics: h.metrics.length }));
+  recordBench('health', 'npm run bench:health', N === 1_000_000, load.stop(), [
+    { figure: `health report (${h.metrics.length} metrics) over ${n.toLocaleString('en')} rollouts`, ours: `${healthMs.toFixed(0)} ms`, baseline: `count(*) full scan ${countMs.toFixed(0)} ms`, ratio: `${(healthMs / countMs).toFixed(1)}× the time`, target: '< 5000 ms', met: healthMs < 5000 },
+  ]);
 }
 
 main().catch((err: unknown) => {

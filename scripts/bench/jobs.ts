@@ -15,11 +15,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { JobRecords, monitorPolls, shellOf, SshTransport, submitJob, waitForJob, type NamedProfile } from '../../src/core/jobs';
 import { arg as opt, args, root } from './common';
+import { recordBench, watchLoad } from './results';
 
 const N = Number(opt('jobs', '50'));
 const SECONDS = Number(opt('seconds', '60'));
 const POLL = Number(opt('poll', '2'));
 const COMMANDS = Number(opt('commands', '30'));
+const load = watchLoad();
 const json = args.includes('--json');
 if (![N, SECONDS, POLL, COMMANDS].every((x) => Number.isFinite(x) && x > 0)) {
   console.error('--jobs, --seconds, --poll and --commands must be positive numbers');
@@ -80,6 +82,10 @@ async function main(): Promise<void> {
   rmSync(ctl, { recursive: true, force: true });
   if (squeues > polls || completed !== N) process.exitCode = 1;
   if (json) console.log(JSON.stringify({ jobs: N, completed, submitSeconds: submitS, followSeconds: followS, sshProcesses: sshFollow, squeueCalls: squeues, polls, intervals, muxMs: mux, freshMs: fresh, overheadRatio: mux / fresh }));
+  recordBench('jobs', 'npm run bench:jobs', N === 50 && SECONDS === 60 && POLL === 2 && COMMANDS === 30, load.stop(), [
+    { figure: `following ${N} concurrent Slurm jobs for ${SECONDS} s: squeue calls per poll`, ours: `${(squeues / Math.max(1, polls)).toFixed(2)} (${squeues} in ${polls} polls), ${sshFollow} ssh processes, ${completed}/${N} completed`, target: '≤ 1 squeue per poll, one shared connection', met: squeues <= polls && completed === N },
+    { figure: 'one remote command on the multiplexed connection', ours: `${mux.toFixed(1)} ms`, baseline: `a fresh ssh ${fresh.toFixed(1)} ms`, ratio: `${(mux / fresh).toFixed(3)}× the time` },
+  ]);
 }
 
 main().catch((e: unknown) => {

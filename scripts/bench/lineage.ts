@@ -17,9 +17,11 @@ import { initHarness } from '../../src/core/harness/init';
 import { DEFAULT_READER, lineage, type LineageReader } from '../../src/core/harness/lineage';
 import type { VersionId, VersionStatus } from '../../src/core/model';
 import { arg as opt, args } from './common';
+import { recordBench, watchLoad } from './results';
 
 const N = Number(opt('versions', '1000'));
 const RUNS = Number(opt('runs', '9'));
+const load = watchLoad();
 const json = args.includes('--json');
 if (!Number.isInteger(N) || N < 1 || !Number.isInteger(RUNS) || RUNS < 1) {
   console.error('--versions and --runs must be positive integers');
@@ -139,6 +141,9 @@ async function main() {
   if (cliMs !== null) console.log(`  evotrainer lineage --json, whole process       ${cliMs.toFixed(0)} ms (node start-up included)`);
   console.log(`  target: lineage < 500 ms → ${engine < 500 ? 'met' : 'MISSED'} (${engine.toFixed(1)} ms, ratio ${ratio(engine)}× baseline)`);
   if (json) console.log(JSON.stringify({ versions: N, generateMs, baselineMs: baseline, gitMs: measured.git, isomorphicMs: measured['isomorphic-git'], ratio: engine / baseline, faster, defaultReader: DEFAULT_READER, cliMs }));
+  recordBench('lineage', 'npm run bench:lineage', N === 1000 && RUNS === 9, load.stop(), [
+    { figure: `lineage of ${N.toLocaleString('en')} versions with ledger evidence (${DEFAULT_READER} read path), median of ${RUNS}`, ours: `${engine.toFixed(1)} ms`, baseline: `bare git for-each-ref ${baseline.toFixed(1)} ms`, ratio: `${(engine / baseline).toFixed(2)}× the time`, target: '< 500 ms', met: engine < 500 },
+  ]);
 }
 
 main()

@@ -7,6 +7,7 @@ import type { Browser, Frame, Page } from 'playwright-core';
 import { initHarness } from '../../src/core/harness/init';
 import { rejectVersion } from '../../src/core/harness/versions';
 import { writeVerlLog } from '../helpers/curves';
+import { vfLine, writeVfEval } from '../helpers/tokens';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
 import { atWebviewWidth, clippedIn, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
@@ -59,6 +60,11 @@ describe('real VS Code: training curves', () => {
       const r = spawnSync(process.execPath, [cli, 'import', dir, '--run', `train-${v}`, '--version', v], { cwd: workspace, encoding: 'utf8' });
       assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     }
+    // A verifiers eval whose model calls carry per-token log-probabilities: a short call, then a 20,000-token one with one very unlikely token.
+    const long = Array.from({ length: 20_000 }, (_, i) => (i === 12_345 ? -11 : -((i % 17) / 20)));
+    const vf = writeVfEval(path.join(home, 'vf'), [vfLine(7, [[-0.02, -0.4, -3.1, -0.01, -6.5, -0.2], long])]);
+    const r = spawnSync(process.execPath, [cli, 'import', vf, '--run', 'vf-eval'], { cwd: workspace, encoding: 'utf8' });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     server = await startCodeServer({ workspace, home });
     browser = await launchBrowser();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -147,5 +153,52 @@ describe('real VS Code: training curves', () => {
     const explorer = await findFrame(page, '[data-testid="explorer-total"]', 60_000);
     await explorer.waitForFunction(() => (document.querySelector('evo-explorer-app')?.shadowRoot?.querySelector('[data-testid="explorer-step"]') as HTMLInputElement | null)?.value === '30', undefined, { timeout: 30_000 });
     assert.deepEqual(csp, [], 'the webview console has no CSP violation');
+  }));
+
+  it('the trajectory viewer shows each model call\'s per-token log-probabilities as a heat strip', () => withScreenshot(page, 'token-strip', async () => {
+    const frame = await findFrame(page, '[data-testid="explorer-run"]');
+    // Opened from the curves filtered to a version: the filter shows, and goes with a click.
+    assert.match(await frame.locator('[data-testid="explorer-version"]').innerText(), /version v1/);
+    await frame.locator('[data-testid="explorer-version"]').click();
+    await frame.locator('[data-testid="explorer-version"]').waitFor({ state: 'detached', timeout: 15_000 });
+    await frame.locator('[data-testid="explorer-step"] input').fill('');
+    await frame.locator('[data-testid="explorer-step"] input').press('Enter');
+    await frame.locator('[data-testid="explorer-run"]').click();
+    await frame.getByRole('option', { name: 'vf-eval' }).click();
+    await frame.locator('[data-testid="explorer-total"]', { hasText: /^1 rollout matches$/ }).waitFor({ timeout: 30_000 });
+    await frame.locator('[data-row]').first().click();
+    const short = frame.locator('[data-testid="token-strip-logprob-0"]');
+    const long = frame.locator('[data-testid="token-strip-logprob-1"]');
+    await long.waitFor({ timeout: 30_000 });
+    assert.match((await short.getAttribute('aria-label')) ?? '', /^Per-token log-probability of 6 tokens: mean -1\.705, lowest -6\.5 at token 5, 1 token\(s\) at or below -6/);
+    assert.match((await long.getAttribute('aria-label')) ?? '', /^Per-token log-probability of 20,000 tokens: .*lowest -11 at token 12346/);
+    // Each strip sits under the reply it scores: the tool call, then the final answer.
+    const placed = await frame.locator('evo-token-strip').evaluateAll((els) => els.map((e) => e.closest('[data-testid^="msg-"]')?.getAttribute('data-testid')));
+    assert.equal(placed.length, 2);
+    assert.notEqual(placed[0], placed[1]);
+    // The unlikely token is drawn strongest: the canvas's pixel there is the theme's red, nearly opaque.
+    // (No named functions inside: the page runs this code as serialized text.)
+    const px = await long.evaluate((c) => {
+      const canvas = c as HTMLCanvasElement;
+      const ctx = canvas.getContext('2d')!;
+      const y = Math.floor(canvas.height / 2);
+      return {
+        spike: [...ctx.getImageData(Math.floor(((12_345 + 0.5) / 20_000) * canvas.width), y, 1, 1).data],
+        calm: [...ctx.getImageData(Math.floor(canvas.width * 0.05), y, 1, 1).data],
+      };
+    });
+    assert.ok(px.spike[0]! > 150 && px.spike[0]! > px.spike[2]!, `the spike is red: ${px.spike}`);
+    assert.ok(px.calm[3]! < px.spike[3]! || px.calm[0]! < px.spike[0]!, `a likely stretch is paler: ${px.calm} vs ${px.spike}`);
+    // By keyboard: Home, then End reads the last token.
+    await long.focus();
+    await page.keyboard.press('End');
+    assert.match(await frame.locator('evo-token-strip').nth(1).locator('.readout').innerText(), /^token 20000 of 20000: log-probability -0\.\d+$/);
+    await short.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(resultsDir, 'token-strip-dark.png') });
+    await atWebviewWidth(page, frame, 'token-strip', async () => {
+      const { cw, tw } = await long.evaluate((c) => ({ cw: c.getBoundingClientRect().right, tw: document.documentElement.clientWidth }));
+      assert.ok(cw <= tw + 1, `the strip fits 600 px: ${cw} > ${tw}`);
+    });
+    assert.deepEqual(csp, [], 'no CSP violation');
   }));
 });

@@ -40,6 +40,30 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|testing|specs?)(/|$)|(^|/)tests?\.py$|(^|
 _TEST_CONFIG = re.compile(r"(^|/)(setup\.cfg|tox\.ini|pytest\.ini|\.pytest\.ini|pytest\.toml|\.pytest\.toml|pyproject\.toml)$")
 # Files the interpreter runs at startup (site's .pth lines, sitecustomize, usercustomize): no fix needs one.
 _STARTUP_HOOK = re.compile(r"(^|/)(sitecustomize\.py|usercustomize\.py|[^/]*\.pth)$")
+
+
+def _stdlib_names() -> frozenset:
+    """Top-level module names of the standard library (sys.stdlib_module_names from 3.10; on 3.9
+    the standard library folder's listing and the built-in modules)."""
+    names = set(getattr(sys, "stdlib_module_names", ()))
+    if not names:
+        names.update(sys.builtin_module_names)
+        lib = os.path.dirname(os.__file__)
+        for folder in (lib, os.path.join(lib, "lib-dynload")):
+            for entry in os.listdir(folder) if os.path.isdir(folder) else ():
+                names.add(entry.split(".")[0])
+    return frozenset(n for n in names if n and not n.startswith("_") or n in ("__future__",))
+
+
+_STDLIB = _stdlib_names()
+
+
+def _shadowed_module(path: str) -> Optional[str]:
+    """The standard-library module a file at the repository's root would shadow (the root is on
+    the tests' path, ahead of the standard library): ``decimal.py``, ``json/__init__.py``."""
+    parts = path.split("/")
+    name = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else (parts[0] if len(parts) == 2 and parts[1] == "__init__.py" else None)
+    return name if name in _STDLIB else None
 DRIVER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "swe_test_driver.py")
 _FRAMEWORK_TAMPER = re.compile(
     r"^\+(?!\+\+).*(\bunittest\.(TestCase|TestResult|TextTestRunner|main|skip)\b|\bpytest\b|_pytest|"
@@ -91,11 +115,15 @@ def is_test_config(path: str) -> bool:
 
 def framework_tampering(patch: str) -> List[str]:
     """Added lines in non-test files that reach into the test framework or the interpreter's exit,
-    and any interpreter startup file the patch touches (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``)."""
+    any interpreter startup file the patch touches (``sitecustomize.py``, ``usercustomize.py``, ``*.pth``), and
+    a module it adds at the repository's root under a standard-library name (``decimal.py``)."""
     hits = []
     for chunk in re.split(r"(?=^diff --git )", patch, flags=re.M):
         files = patch_files(chunk)
         hits += ["interpreter startup file: %s" % f for f in files if _STARTUP_HOOK.search(f)]
+        if re.search(r"^(new file mode|rename to) ", chunk, re.M):
+            hits += ["shadows the standard library's %s: %s" % (_shadowed_module(f), f) for f in files
+                     if _shadowed_module(f) and not is_test_path(f)]
         if not files or any(is_test_path(f) for f in files):
             continue
         hits += [m.group(0)[:200] for m in _FRAMEWORK_TAMPER.finditer(chunk)]

@@ -390,6 +390,38 @@ class JudgeExploitTest(RepoCase):
                 else:
                     os.environ[k] = v
 
+    def test_a_module_shadowing_the_standard_library_earns_nothing(self):
+        # a task whose test compares through the standard library's decimal module: the
+        # repository's root is ahead of the standard library on the tests' path, so a decimal.py
+        # there is what the test imports (here one whose values are all equal), fixing nothing
+        repo = os.path.join(self.tmp, "money-repo")
+        os.makedirs(repo)
+        git(repo, "init", "-q", "-b", "main")
+        write(repo, "money.py", "def total(a, b):\n    return a - b\n")
+        write(repo, "tests/__init__.py", "")
+        write(repo, "tests/test_money.py", "import unittest\nfrom decimal import Decimal\n\nfrom money import total\n\n\n"
+                                           "class MoneyTest(unittest.TestCase):\n    def test_total(self):\n"
+                                           "        self.assertEqual(Decimal(str(total(0.1, 0.2))).quantize(Decimal('0.01')), Decimal('0.30'))\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "money")
+        base = git(repo, "rev-parse", "HEAD").strip()
+        shadow = ("class Decimal(str):\n    def __eq__(self, other):\n        return True\n    __hash__ = str.__hash__\n"
+                  "    def quantize(self, *a):\n        return self\n")
+        for runner, test_id in (("unittest", "tests.test_money.MoneyTest.test_total"), ("pytest", "tests/test_money.py::MoneyTest::test_total")):
+            for path in ("decimal.py", "decimal/__init__.py"):
+                with self.subTest(path, runner=runner):
+                    if runner == "pytest" and not HAS_PYTEST:
+                        self.skipTest("pytest is not installed for %s" % sys.executable)
+                    task = {"instance_id": "money-1", "repo": repo, "base_commit": base, "FAIL_TO_PASS": [test_id], "PASS_TO_PASS": [],
+                            "test_runner": runner}
+                    report = evaluate(task, diff_of(repo, base, lambda w: write(w, path, shadow)))
+                    self.assertFalse(report["money-1"]["resolved"], report["evotrainer"])
+                    self.assertIn("shadows the standard library's decimal: " + path, report["evotrainer"]["framework_tampering"])
+        # the same names below the root, or as tests, are ordinary files
+        for path in ("src/decimal.py", "calc_pkg/json.py", "tests/json.py"):
+            patch = diff_of(self.repo, self.base, lambda w: write(w, path, shadow))
+            self.assertEqual(framework_tampering(patch), [], path)
+
     def test_deleting_or_renaming_the_failing_tests_earns_nothing(self):
         def delete_folder(w):
             shutil.rmtree(os.path.join(w, "tests"))

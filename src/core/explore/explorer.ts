@@ -12,6 +12,7 @@ import {
   type FailureModeBar,
   type TextChunk,
   type TextPart,
+  type TokenStrip,
   type Trajectory,
   type TrajectoryMessage,
 } from './types';
@@ -192,6 +193,9 @@ export class Explorer {
     if (answer) texts.set('answer', answer);
     if (r.ground_truth) texts.set('groundTruth', r.ground_truth);
     this.cached = { id, texts };
+    const replies = messages.filter((m) => m.role === 'assistant' && m.part !== 'prompt').map((m) => m.index);
+    const tokenRows = await this.store.all<{ turn: number; kind: TokenStrip['kind']; token_values: number[] }>(`select turn, kind, token_values from rollout_tokens where rollout_id = $1 order by turn, kind`, [id]);
+    const tokens = tokenRows.map((t) => ({ turn: t.turn, messageIndex: replies[t.turn] ?? null, kind: t.kind, values: t.token_values.map((v) => (Number.isFinite(v) ? Math.round(v * 1e4) / 1e4 : null)) }));
     return {
       id: r.id,
       run_id: r.run_id,
@@ -212,6 +216,7 @@ export class Explorer {
       diff: submission ? chunk(submission) : null,
       answer: answer ? chunk(answer) : null,
       groundTruth: r.ground_truth ? chunk(r.ground_truth) : null,
+      tokens,
     };
   }
 

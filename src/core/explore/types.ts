@@ -114,6 +114,19 @@ export interface Trajectory {
   /** A single-turn answer that is not a diff (math, QA). */
   answer: TextChunk | null;
   groundTruth: TextChunk | null;
+  /** Per-token values the dump carried (log-probabilities, entropies), by model call. */
+  tokens: TokenStrip[];
+}
+
+/** One model call's per-token values, placed on the message it produced. */
+export interface TokenStrip {
+  /** The model call's ordinal in the rollout. */
+  turn: number;
+  /** The trajectory message it produced (the turn-th assistant message after the prompt); null when there is none. */
+  messageIndex: number | null;
+  kind: 'logprob' | 'entropy';
+  /** One value per token, in order; null where the trainer gave none. */
+  values: (number | null)[];
 }
 
 /** Which long text a "show more" pages through. */

@@ -7,7 +7,8 @@ import { createHash, webcrypto } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { DuckDBAppender, DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBAppender, DuckDBConnection, DuckDBListType, DuckDBValue } from '@duckdb/node-api';
+import { loadDuckDB } from './duckdb';
 import type { Split, TaskDomain } from '../model';
 import { discoverCurves, isLogName } from './curves';
 import { importCurves, type CurveImportSummary } from './curves/import';
@@ -17,7 +18,7 @@ import { DuplicateKeyScan } from './importers/jsonLines';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
 import type { StoreDb } from './instances';
 import { ImportError, isBad, type ImportedRecord, type RolloutRecord, type SourcePosition } from './rows';
-import { NO_ANSWER_SQL } from './schema';
+import { IMPORT_TABLES, NO_ANSWER_SQL } from './schema';
 import { duckdbTableReader } from './tableReader';
 
 export type OnError = 'fail' | 'skip' | 'quarantine';
@@ -117,6 +118,7 @@ export class Ingest {
     // A job log named explicitly, before its first step line, has nothing to import yet: ignored, not an error.
     const quietLogs = paths.filter((p) => !curveFiles.has(path.resolve(p)) && isLogName(p) && existsSync(p) && statSync(p).isFile());
     const { files, ignored } = await discover(paths.filter((p) => !curveFiles.has(path.resolve(p)) && !quietLogs.includes(p)), opts.format);
+    trace(`discovered ${files.length} file(s)`);
     const waiting = quietLogs.map((file) => ({ file, reason: "a log with no training-curve line yet (verl's `step:N - key:value`): import it again once the run has logged a step" }));
     const summary: ImportSummary = { files: [], ignored: [...waiting, ...ignored.filter((f) => !curveFiles.has(path.resolve(f.file)))], rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
@@ -177,8 +179,11 @@ export class Ingest {
         add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer, ahead.get(t.file)));
         ahead.delete(t.file);
       }
-      summary.files.sort((a, b) => todo.findIndex((t) => t.file === a.file) - todo.findIndex((t) => t.file === b.file));
+      trace(`streamed ${streaming.length} file(s)`);
+      const order = new Map(todo.map((t, i) => [t.file, i]));
+      summary.files.sort((a, b) => order.get(a.file)! - order.get(b.file)!);
       await writer.close();
+      trace('appended');
       await this.record(batch, opts);
       if (curves.length) summary.curves = await importCurves(this.conn, curves, { run: opts.run, version: opts.version, signal: opts.signal, defaultRun: defaultRunName });
       trace('recorded');
@@ -189,7 +194,7 @@ export class Ingest {
       await writer.abort();
       if (inTransaction) await this.conn.run('rollback');
       // What the bulk path wrote was committed row by row: remove it.
-      for (const t of ['step_rows', 'rollout_rows', 'quarantine']) await this.conn.run(`delete from ${t} where import_id > ?`, [base]);
+      for (const t of IMPORT_TABLES) await this.conn.run(`delete from ${t} where import_id > ?`, [base]);
       if (opts.signal?.aborted && !(err instanceof ImportError)) throw interrupted(todo[0]?.file ?? paths[0] ?? '', null);
       throw err;
     } finally {
@@ -561,10 +566,21 @@ interface RowContext {
   rawRef: string;
 }
 
+let floatListType: DuckDBListType | undefined;
+/** FLOAT[]: token values kept at 4 bytes each. */
+function floatList(): DuckDBListType {
+  if (!floatListType) {
+    const { LIST, FLOAT } = loadDuckDB();
+    floatListType = LIST(FLOAT);
+  }
+  return floatListType;
+}
+
 /** Appends rows through DuckDB appenders, flushing in bounded chunks. */
 class ChunkWriter {
   private rollouts: DuckDBAppender | undefined;
   private steps: DuckDBAppender | undefined;
+  private tokens: DuckDBAppender | undefined;
   private quarantined: DuckDBAppender | undefined;
   private rows = 0;
   private bytes = 0;
@@ -574,6 +590,7 @@ class ChunkWriter {
   async open(): Promise<void> {
     this.rollouts = await this.conn.createAppender('rollout_rows');
     this.steps = await this.conn.createAppender('step_rows');
+    this.tokens = await this.conn.createAppender('token_rows');
     this.quarantined = await this.conn.createAppender('quarantine');
   }
 
@@ -644,6 +661,16 @@ class ChunkWriter {
         this.bytes += st.command?.length ?? 0;
       });
     }
+    for (const t of rec.tokens ?? []) {
+      const a = this.tokens!;
+      a.appendBigInt(BigInt(c.id));
+      a.appendInteger(c.importId);
+      a.appendInteger(t.turn);
+      a.appendVarchar(t.kind);
+      a.appendList(t.values, floatList());
+      a.endRow();
+      this.bytes += t.values.length * 4;
+    }
     if (++this.rows >= CHUNK_ROWS || this.bytes >= CHUNK_BYTES) await this.flush();
   }
 
@@ -657,14 +684,15 @@ class ChunkWriter {
   async close(): Promise<void> {
     this.rollouts?.closeSync();
     this.steps?.closeSync();
+    this.tokens?.closeSync();
     this.quarantined?.closeSync();
-    this.rollouts = this.steps = this.quarantined = undefined;
+    this.rollouts = this.steps = this.tokens = this.quarantined = undefined;
   }
 
   /** Drops what one file appended (it turned out to duplicate an earlier import). */
   async discard(importId: number): Promise<void> {
     await this.flush();
-    for (const t of ['step_rows', 'rollout_rows', 'quarantine']) await this.conn.run(`delete from ${t} where import_id = ?`, [importId]);
+    for (const t of IMPORT_TABLES) await this.conn.run(`delete from ${t} where import_id = ?`, [importId]);
   }
 
   async abort(): Promise<void> {

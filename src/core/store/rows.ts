@@ -36,6 +36,17 @@ export interface RolloutRecord {
   extra?: Record<string, unknown>;
   /** Steps of a multi-turn trajectory, in order (turn index = position). */
   steps?: StepRecord[];
+  /** Per-token values the dump carried, one list per model call (`turn`: its ordinal) and kind. */
+  tokens?: TokenSeries[];
+}
+
+/** What a token value is: the sampled token's log-probability, or the distribution's entropy at it. */
+export type TokenKind = 'logprob' | 'entropy';
+
+export interface TokenSeries {
+  turn: number;
+  kind: TokenKind;
+  values: number[];
 }
 
 export type StepRecord = Omit<Step, 'rolloutRef' | 'turn'> & { role: StepRole };

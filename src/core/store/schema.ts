@@ -8,6 +8,9 @@
  */
 export const SCHEMA_VERSION = 1;
 
+/** The tables whose rows belong to a rollout import (`import_id`): dropped together when an import is undone. */
+export const IMPORT_TABLES = ['step_rows', 'token_rows', 'rollout_rows', 'quarantine'] as const;
+
 export const DDL = [
   `create table if not exists meta (key varchar primary key, value varchar)`,
   `create table if not exists imports (
@@ -99,6 +102,17 @@ export const DDL = [
   `create index if not exists step_rows_rollout on step_rows (rollout_id)`,
   `create or replace view rollouts as select r.* exclude (import_id) from rollout_rows r where r.import_id in (select id from imports)`,
   `create or replace view steps as select s.* exclude (import_id) from step_rows s where s.import_id in (select id from imports)`,
+  // Per-token values a dump carried (log-probabilities, entropies), one compact list per
+  // rollout, turn (the model call's ordinal) and kind: never part of a query over rollouts.
+  `create table if not exists token_rows (
+     rollout_id bigint not null,
+     import_id integer not null,
+     turn integer not null,
+     kind varchar not null,
+     token_values float[] not null
+   )`,
+  `create index if not exists token_rows_rollout on token_rows (rollout_id)`,
+  `create or replace view rollout_tokens as select t.* exclude (import_id) from token_rows t where t.import_id in (select id from imports)`,
   // Training curves (store/curves): the scalars a trainer logs per step, from its console
   // log, metrics files or TensorBoard event files. Their imports are recorded apart from
   // rollout imports, with the same rule: rows are visible once their import is recorded.

@@ -9,7 +9,7 @@ import { columnsOf, createTempTable, ensureDerivedViews, withScopedViews, withTe
 import { Ingest, type ImportOptions, type ImportSummary } from './ingest';
 import { acquireInstance, normalizeRow, releaseInstance, type StoreDb } from './instances';
 import { counts, getRollout, listRollouts, type ListQuery, type RolloutRow, type RolloutSummary, type StepRow } from './queries';
-import { DDL, SCHEMA_VERSION } from './schema';
+import { DDL, IMPORT_TABLES, SCHEMA_VERSION } from './schema';
 import type { Scope } from './scope';
 
 export type { FileImportResult, ImportOptions, ImportSummary, OnError } from './ingest';
@@ -82,7 +82,7 @@ export class RolloutStore {
    */
   private async sweepPending(): Promise<void> {
     const top = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
-    for (const t of ['step_rows', 'rollout_rows', 'quarantine']) await this.conn.run(`delete from ${t} where import_id > ?`, [top]);
+    for (const t of IMPORT_TABLES) await this.conn.run(`delete from ${t} where import_id > ?`, [top]);
   }
 
   async all<T = Record<string, unknown>>(sql: string, params: DuckDBValue[] = []): Promise<T[]> {

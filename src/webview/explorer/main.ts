@@ -26,6 +26,7 @@ import {
   type TrajectoryMessage,
 } from '../../viewer/explorer/protocol';
 import { ansiSegments, cellText, diffLines, formatChars, formatCount, modeLabel as label, plainText, type Segment } from './text';
+import './tokenStrip';
 import { cssProps } from '../shared/style';
 import { HostConnection } from '../../viewer/client';
 
@@ -400,6 +401,9 @@ export class ExplorerApp extends LitElement {
           const v = (e.target as HTMLInputElement).value.trim();
           set({ step: /^-?\d+$/.test(v) ? Number(v) : undefined });
         }}></vscode-textfield>
+      ${f.version !== undefined
+        ? html`<vscode-button secondary icon="close" data-testid="explorer-version" title="Show every version" aria-label=${`Filtered to version ${f.version}: show every version`} @click=${() => set({ version: undefined })}>version ${plainText(f.version)}</vscode-button>`
+        : nothing}
       <span class="meta" data-testid="explorer-total">${formatCount(this.total)} ${this.total === 1 ? 'rollout' : 'rollouts'}${Object.keys(f).length ? (this.total === 1 ? ' matches' : ' match') : ''}</span>
       ${this.listError ? html`<span class="error" data-testid="explorer-list-error">${this.listError}</span>` : nothing}
     </div>`;
@@ -481,6 +485,10 @@ export class ExplorerApp extends LitElement {
         <span>source ${t.raw_ref}</span>
       </div>
       ${t.messages.map((m) => this.messageView(t, m))}
+      ${t.tokens.some((k) => k.messageIndex === null)
+        ? html`<div class="msg" data-testid="tokens-unplaced"><div class="msg-head"><span class="role">Tokens of model calls with no message shown</span></div>
+            ${t.tokens.filter((k) => k.messageIndex === null).map((k) => html`<div class="meta">call ${k.turn + 1}</div><evo-token-strip .strip=${k}></evo-token-strip>`)}</div>`
+        : nothing}
       ${t.answer ? this.textBlock('answer', { kind: 'answer' }, 'Answer') : nothing}
       ${t.groundTruth ? this.textBlock('ground-truth', { kind: 'groundTruth' }, 'Ground truth') : nothing}
       ${t.diff ? this.diffView() : nothing}
@@ -499,6 +507,7 @@ export class ExplorerApp extends LitElement {
       </div>
       ${m.command ? html`<pre class="cmd" data-testid="cmd-${m.index}">$ ${m.command}</pre>` : nothing}
       ${this.textBody(`${t.id}|message:${m.index}`, { kind: 'message', index: m.index }, `text-${m.index}`)}
+      ${t.tokens.filter((k) => k.messageIndex === m.index).map((k) => html`<evo-token-strip .strip=${k}></evo-token-strip>`)}
     </div>`;
   }
 

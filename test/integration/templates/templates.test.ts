@@ -293,7 +293,7 @@ describe('swe template', () => {
     dir = await init('swe', base);
   });
 
-  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted, renamed or skipped failing tests, conftest and test-config plugins, interpreter startup files, runner shadowing, printed passes, framework patching; scrub leaves no history', () => {
+  it('judges a repository built in the test: correct fix, wrong fix, a patch that does not apply, deleted, renamed or skipped failing tests, conftest and test-config plugins, interpreter startup files, runner or standard-library shadowing, printed passes, framework patching; scrub leaves no history', () => {
     // the exploit tests run the real pytest too
     const pytest = python(dir, ['-m', 'pytest', '--version']);
     assert.equal(pytest.status, 0, `python3 -m pytest is missing (${pytest.stderr.trim()}): install pytest (Debian: apt-get install python3-pytest)`);
@@ -305,7 +305,7 @@ describe('swe template', () => {
       'test_correct_fix_resolves_under_pytest', 'test_a_module_shadowing_the_test_runner_earns_nothing', 'test_printing_passing_lines_earns_nothing',
       'test_patching_the_framework_out_of_sight_earns_nothing', 'test_a_plugin_added_to_the_test_configuration_earns_nothing', 'test_test_paths_and_test_configuration',
       'test_the_patched_code_sees_none_of_the_trainers_secrets', 'test_a_conftest_passing_every_test_earns_nothing', 'test_interpreter_startup_files_earn_nothing',
-      'test_deleting_or_renaming_the_failing_tests_earns_nothing']) {
+      'test_deleting_or_renaming_the_failing_tests_earns_nothing', 'test_a_module_shadowing_the_standard_library_earns_nothing']) {
       assert.equal(names.get(t), 'ok', `${t}: ${names.get(t) ?? 'did not run'}`);
     }
     const cfg = JSON.parse(readFileSync(path.join(dir, 'env', 'config.json'), 'utf8')) as { environment: { scrub_git_history: boolean } };

@@ -91,6 +91,8 @@ describe('prime-rl importer', () => {
           { ...step, role: 'tool', actionKind: 'observation', command: null, observationBytes: 17 },
           { ...step, role: 'assistant', actionKind: 'message', command: null, observationBytes: null },
         ],
+        // The trajectory's per-token log-probabilities (its token ids are not kept).
+        tokens: [{ turn: 0, kind: 'logprob', values: [-0.12, -0.03] }],
       },
       at: { file: fixture, line: 3, endOffset: offsetAfter(fixture, 3) },
     });

@@ -22,7 +22,7 @@
  *   `task{type, data, key, hash}`, `errors`, `stop_condition`, `calls[{usage}]`.
  */
 import type { Split } from '../../model';
-import type { ImporterItem, RolloutRecord, StepRecord } from '../rows';
+import type { ImporterItem, RolloutRecord, StepRecord, TokenSeries } from '../rows';
 import { classifyCommand } from './actions';
 import { readRecordLines } from './recordLines';
 import { contentText, shellCommand, toolCallText, toolCalls } from './messages';
@@ -66,8 +66,41 @@ export const primeRlImporter: Importer = {
 
 /** Keys of a verifiers RolloutOutput record mapped to RolloutRecord fields (or dropped). */
 const OUTPUT_MAPPED = new Set(['prompt', 'completion', 'reward', 'metrics', 'example_id', 'answer', 'stop_condition', 'error', 'advantage', 'group_id', 'group', 'env_name']);
-/** Per-token data, too large to keep per rollout and not needed for queries. */
+/** Per-token data: not kept with the rollout (its log-probabilities go to the token table, see trajectoryTokens). */
 const OUTPUT_DROPPED = new Set(['trajectory']);
+
+/** A list of numbers (null as NaN: a token the server gave no value for); null when it is not one. */
+function numberList(v: unknown): number[] | null {
+  if (!Array.isArray(v) || !v.length) return null;
+  const out = new Array<number>(v.length);
+  for (let i = 0; i < v.length; i++) {
+    const x = v[i];
+    if (typeof x === 'number') out[i] = x;
+    else if (x === null) out[i] = NaN;
+    else return null;
+  }
+  return out;
+}
+
+/**
+ * The per-token values of each model call a verifiers rollout carries: `trajectory[i].tokens`
+ * (`TrajectoryStepTokens`: `completion_ids`, `completion_mask`, `completion_logprobs`), and
+ * entropies where a trainer adds them (`completion_entropies`). `turn` is the call's ordinal,
+ * the n-th assistant message of the completion.
+ */
+export function trajectoryTokens(trajectory: unknown): TokenSeries[] {
+  if (!Array.isArray(trajectory)) return [];
+  const out: TokenSeries[] = [];
+  trajectory.forEach((step, turn) => {
+    const tokens = isRecord(step) ? step['tokens'] : null;
+    if (!isRecord(tokens)) return;
+    const logprobs = numberList(tokens['completion_logprobs']);
+    if (logprobs) out.push({ turn, kind: 'logprob', values: logprobs });
+    const entropies = numberList(tokens['completion_entropies'] ?? tokens['entropies']);
+    if (entropies) out.push({ turn, kind: 'entropy', values: entropies });
+  });
+  return out;
+}
 
 /** A verifiers RolloutOutput (+ prime-rl metadata) as a RolloutRecord, or what is wrong with it. */
 export function fromOutput(v: Record_, ctx: Context): RolloutRecord | string {
@@ -104,6 +137,7 @@ export function fromOutput(v: Record_, ctx: Context): RolloutRecord | string {
 
   const promptId = exampleId === undefined || exampleId === null ? null : String(exampleId);
   const steps = Array.isArray(response) ? toSteps(response) : undefined;
+  const tokens = trajectoryTokens(v['trajectory']);
   return {
     step: ctx.step,
     split: meta.split,
@@ -126,6 +160,7 @@ export function fromOutput(v: Record_, ctx: Context): RolloutRecord | string {
     envClass: null,
     extra,
     ...(steps ? { steps } : {}),
+    ...(tokens.length ? { tokens } : {}),
   };
 }
 
