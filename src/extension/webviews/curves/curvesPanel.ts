@@ -33,7 +33,11 @@ class CurvesPanel implements WebviewProvider<unknown, CurvesState> {
   constructor(private readonly p: WebviewPanelContext<CurvesState>) {
     const { controller } = p;
     this.output = p.session.output;
-    const live = liveCurves.onDidChange((s) => controller.notify(LiveCurvesNotification, s));
+    const live = liveCurves.onDidChange((s) => {
+      controller.notify(LiveCurvesNotification, s);
+      // Nothing charted yet (no curves in the store): the first live points choose the metric.
+      if (this.metric === null && !this.refreshing) void this.reload();
+    });
     controller.onDidDispose(() => live.dispose());
     controller.serve(CurvesMethods, {
       refresh: () => void this.reload(),
@@ -58,7 +62,18 @@ class CurvesPanel implements WebviewProvider<unknown, CurvesState> {
     return this.reload();
   }
 
+  private refreshing = false;
+
   private async reload(): Promise<CurvesState> {
+    this.refreshing = true;
+    try {
+      return await this.reloadNow();
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  private async reloadNow(): Promise<CurvesState> {
     const { session } = this.p;
     const root = session.root();
     let state: CurvesState;
