@@ -1,22 +1,13 @@
-import path from 'node:path';
-import { findHarnessRoot } from '../core/harness/locate';
-import { defaultStorePath, RolloutStore } from '../core/store/store';
-import { flagString } from './command';
+import type { RolloutStore } from '../core/store/store';
+import { harnessContext } from './context';
 
 export const STORE_FLAG = { store: { type: 'string', description: 'store file (default: .evotrainer/store.duckdb of the harness here)' } } as const;
 
-/** --store, then $EVOTRAINER_STORE, then the harness containing the working directory. */
+/** --store, then $EVOTRAINER_STORE, then the harness's (see harnessContext). */
 export function storePath(flags: Record<string, string | boolean>): string {
-  const explicit = flagString(flags, 'store') ?? process.env.EVOTRAINER_STORE;
-  if (explicit) return path.resolve(explicit);
-  return defaultStorePath(findHarnessRoot(process.cwd()) ?? process.cwd());
+  return harnessContext(flags).storePath;
 }
 
-export async function withStore<T>(flags: Record<string, string | boolean>, fn: (store: RolloutStore) => Promise<T>): Promise<T> {
-  const store = await RolloutStore.open(storePath(flags));
-  try {
-    return await fn(store);
-  } finally {
-    store.close();
-  }
+export function withStore<T>(flags: Record<string, string | boolean>, fn: (store: RolloutStore) => Promise<T>): Promise<T> {
+  return harnessContext(flags).withStore(fn);
 }

@@ -2,7 +2,12 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { registerBacktest } from './backtest/register';
 import { registerJobs } from './jobs/register';
-import { registerVersioning, workspaceHarnessRoot } from './views/register';
+import { registerVersioning } from './views/register';
+import { createSession } from './session';
+import { doctorWebview } from './doctor/webview';
+import { curvesWebview } from './curves/webview';
+import { explorerWebview } from './explorer/webview';
+import { healthWebview } from './health/webview';
 import { unsupportedPlatform } from './platform';
 import { markStepDone, openWalkthrough } from './walkthrough';
 
@@ -19,43 +24,34 @@ export function activate(context: vscode.ExtensionContext) {
   const output = vscode.window.createOutputChannel('EvoTrainer', { log: true });
   context.subscriptions.push(output);
 
-  // Versions, Findings, Skills and the version commands; their engine loads on first use.
-  const versioning = registerVersioning(context, output, panels);
-  const views: { refresh(): void }[] = [versioning];
-  // Runs (jobs per cluster profile), the job commands and the status-bar item.
-  views.push(registerJobs(context, output, panels));
-  // Backtest, gate and evolve commands (and the "Backtest this change" lens's command).
-  registerBacktest(context, output, panels);
+  const session = createSession(context, output);
 
+  // Versions, Findings, Skills and the version commands; their engine loads on first use.
+  registerVersioning(session);
+  // Runs (jobs per cluster profile), the job commands and the status-bar item.
+  registerJobs(session);
+  // Backtest, gate and evolve commands (and the "Backtest this change" lens's command).
+  registerBacktest(session);
+
+  const { webviews } = session;
   context.subscriptions.push(
-    vscode.commands.registerCommand('evotrainer.checkEnvironment', async () => {
-      const { DoctorPanel } = await import('./webviews/doctor/doctorPanel');
-      return DoctorPanel.show(context, output);
-    }),
-    vscode.commands.registerCommand('evotrainer.showHealthReport', async () => {
-      return panels().HealthPanel.show(context, output, versioning.selectedVersion());
-    }),
-    vscode.commands.registerCommand('evotrainer.openFailureExplorer', (args?: unknown) => panels().ExplorerPanel.show(context, output, args)),
-    vscode.commands.registerCommand('evotrainer.showTrainingCurves', (args?: unknown) => panels().CurvesPanel.show(context, output, args)),
-    vscode.commands.registerCommand('evotrainer.judgeRollouts', () => panels().judgeRollouts(context, output)),
-    vscode.commands.registerCommand('evotrainer.setLlmApiKey', () => panels().setLlmApiKey(context)),
-    vscode.commands.registerCommand('evotrainer.refreshViews', () => views.forEach((v) => v.refresh())),
+    vscode.commands.registerCommand('evotrainer.checkEnvironment', () => webviews.show(doctorWebview, undefined)),
+    vscode.commands.registerCommand('evotrainer.showHealthReport', () => webviews.show(healthWebview, session.selectedVersion())),
+    vscode.commands.registerCommand('evotrainer.openFailureExplorer', (args?: unknown) => webviews.show(explorerWebview, args)),
+    vscode.commands.registerCommand('evotrainer.showTrainingCurves', (args?: unknown) => webviews.show(curvesWebview, args)),
+    vscode.commands.registerCommand('evotrainer.judgeRollouts', () => session.engine().judgeRollouts(context, output)),
+    vscode.commands.registerCommand('evotrainer.setLlmApiKey', () => session.engine().setLlmApiKey(context)),
+    vscode.commands.registerCommand('evotrainer.refreshViews', () => session.refresh()),
     vscode.commands.registerCommand('evotrainer.openWalkthrough', async () => {
       await openWalkthrough(context);
       // Its first step: a harness is open. Set once the walkthrough is there: the editor
       // completes a step on a context key that changes, not on one already set.
-      if (workspaceHarnessRoot()) markStepDone('harness');
+      if (session.root()) markStepDone('harness');
     }),
   );
 
   startLanguageClientWhenNeeded(context, output);
   return { output };
-}
-
-/** The engine (store, diagnostics, judges) is a bundle of its own, loaded on first use. */
-function panels(): typeof import('./panels') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require(path.join(__dirname, 'panels.js')) as typeof import('./panels');
 }
 
 /** Rule, metric, skill, reward and filter files (src/extension/client.ts selects the same). */

@@ -146,6 +146,39 @@ describe('real VS Code (code-server in Chromium)', () => {
     });
   }));
 
+  it('the Health panel hidden behind another tab and shown again shows the store as it is now', () => withScreenshot(page, 'health-reshown', async () => {
+    const healthTab = page.locator('.tabs-container .tab', { hasText: 'EvoTrainer: Health' });
+    await healthTab.waitFor({ timeout: 15_000 });
+    const pooled = (n: number) => `every run and version pooled (${n} rollouts)`;
+    const before = await findFrame(page, '[data-testid="health-report"]', 30_000);
+    assert.equal(await before.locator('vscode-option', { hasText: pooled(304) }).count(), 1);
+    // Another editor in front: the manifest, opened the way a person does (Quick Open).
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill('evotrainer.yaml');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'evotrainer.yaml' }).first().waitFor({ timeout: 15_000 });
+    await input.press('Enter');
+    await page.locator('.tabs-container .tab.active', { hasText: 'evotrainer.yaml' }).waitFor({ timeout: 15_000 });
+    assert.equal(await page.locator('.tabs-container .tab.active', { hasText: 'EvoTrainer: Health' }).count(), 0, 'the Health tab is behind');
+    // Meanwhile the CLI imports a third run into the store.
+    const workspace = path.join(home, 'harness');
+    const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', path.join(home, 'hostile', 'trajs'), '--run', 'later'], { cwd: workspace, encoding: 'utf8' });
+    assert.equal(imported.status, 0, imported.stderr);
+    await healthTab.click();
+    // The report as the store is now: the new run among the scopes, the pooled count grown,
+    // the scope the user picked kept (not the state the panel was created with).
+    const frame = await findFrame(page, `vscode-option:has-text("${pooled(305)}")`, 60_000);
+    await frame.locator('[data-testid="health-report"]').waitFor({ timeout: 30_000 });
+    assert.equal(await frame.locator('vscode-option', { hasText: 'run later (1 rollouts)' }).count(), 1);
+    assert.equal(await frame.locator('[data-testid="health-scope"]').innerText(), 'Scope: run swe (303 rollouts)');
+    const face = await frame.locator('[data-testid="health-scope-select"]').evaluate((el) => el.shadowRoot?.querySelector('.select-face .text')?.textContent ?? '');
+    assert.equal(face, 'run swe (303 rollouts)', 'the select shows the scope');
+    assert.match(await frame.locator('[data-testid="metric-pass_rate"]').innerText(), /73\.9%/);
+    await page.screenshot({ path: path.join(resultsDir, 'health-reshown.png') });
+    assert.deepEqual(csp, []);
+  }));
+
   it('"Set LLM API Key" keeps the key in secret storage, and "Judge Rollouts…" sends it while judging a sample', () => withScreenshot(page, 'judge', async () => {
     await runCommand(page, 'EvoTrainer: Set LLM API Key');
     // The palette's input gives way to the key prompt: a password box (the key is never shown).

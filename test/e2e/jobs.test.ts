@@ -10,10 +10,12 @@ import { JobRecords, SshTransport, type JobRecord, type NamedProfile } from '../
 import { asJobUser, clusterProfile, startCluster, type ClusterInfo } from '../helpers/cluster';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
-import { activityBarItem, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
 
 const HELLO = '#!/bin/bash\nprintf \'hello from {{version}} on %s \\033[31m<b>red</b>\\033[0m\\n\' "$(hostname)"\nfor i in 1 2 3 4 5 6; do echo "step $i of 6"; sleep 1; done\nmkdir -p "$EVOTRAINER_JOB_DIR/rollout_data"\npython3 -c \'import json,sys\nfor k in range(4): print(json.dumps({"input": f"What is {k}+{k}?", "output": f"The answer is {2*k}", "gts": str(2*k), "score": float(k % 2 == 0), "step": 1}))\' > "$EVOTRAINER_JOB_DIR/rollout_data/1.jsonl"\necho "all done"\n';
 const PASSPHRASE = 'open sesame';
+/** A verl job's console as Ray prints it: a coloured actor prefix, numpy scalars, progress bars between the step lines. */
+const VERL = '#!/bin/bash\necho "(TaskRunner pid=4242) TaskRunner hostname: $(hostname), PID: 4242"\nfor i in $(seq 1 12); do\n  e=$(python3 -c "print(round(1.2 * 0.9 ** $i, 4))")\n  printf \'\\033[36m(TaskRunner pid=4242)\\033[0m step:%d - actor/entropy:np.float64(%s) - actor/grad_norm:0.31 - critic/score/mean:np.float64(0.%d)\\n\' "$i" "$e" "$i"\n  printf \'Training Progress:  %d%%|###       | %d/12\\n\' "$((i * 8))" "$i"\n  sleep 1\ndone\necho "training done"\n';
 const SLOW = '#!/bin/bash\necho "slow job started"\nsleep 300\necho never\n';
 
 /**
@@ -49,6 +51,7 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
     mkdirSync(path.join(template, 'jobs'));
     writeFileSync(path.join(template, 'jobs', 'hello.sbatch'), HELLO);
     writeFileSync(path.join(template, 'jobs', 'slow.sbatch'), SLOW);
+    writeFileSync(path.join(template, 'jobs', 'verl.sbatch'), VERL);
     const h = (await initHarness(workspace, template)).harness;
     await evaluatedVersion(h, 'v0', (wt) => edit(wt, REWARD, '"acc": correct', '"acc": bool(correct)'), { pass_rate: 0.41 });
     const { name: _name, ...profile } = clusterProfile(c, 'slurm', { sbatch: { time: '00:10:00' }, poll_seconds: 0.5 });
@@ -141,6 +144,32 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
     assert.equal(records().find((r) => r.id === job.id)!.state, 'completed');
     await status.waitFor({ state: 'hidden', timeout: 30_000 });
     await shot('jobs-log-dark.png');
+  }));
+
+  it('Show Job Curves: a running verl job\'s step lines drawn as its log streams in', () => withScreenshot(page, 'jobs-curves', async () => {
+    await page.keyboard.press('Escape');
+    await launch('verl');
+    await waitRow('verl v1', /^verl v1, running · /);
+    const job = records().find((r) => r.template === 'verl')!;
+    await runCommand(page, 'EvoTrainer: Show Job Curves');
+    await pickRow('verl v1').click({ timeout: 30_000 });
+    const frame = await findFrame(page, `[data-testid="line-job-${job.id}"]`, 60_000);
+    const line = frame.locator(`[data-testid="line-job-${job.id}"]`);
+    const points = async () => ((await line.getAttribute('d')) ?? '').split(/[ML]/).filter(Boolean).length;
+    const early = await points();
+    assert.ok(early >= 1 && early < 12, `drawn while running: ${early} point(s)`);
+    assert.match(await frame.locator('.legend').innerText(), new RegExp(`job ${job.id} · verl-v1@v1\\s+live`));
+    await page.mouse.move(5, 880);
+    await page.screenshot({ path: path.join(resultsDir, 'jobs-curves-live-dark.png') });
+    // It grows as the job prints, to the last step, and says when the job has ended.
+    await frame.locator('.legend', { hasText: 'job ended' }).waitFor({ timeout: 90_000 });
+    assert.equal(await points(), 12);
+    assert.ok((await points()) > early);
+    await frame.locator('[data-testid="curves-chart"]').focus();
+    await page.keyboard.press('End');
+    assert.match(await frame.locator('[data-testid="curves-readout"]').innerText(), /step 12 · job \S+ · verl-v1@v1 actor\/entropy 0\.3389/);
+    await page.screenshot({ path: path.join(resultsDir, 'jobs-curves-ended-dark.png') });
+    await runCommand(page, 'View: Close All Editors');
   }));
 
   it('cancels a running job from the Runs view\'s context menu', () => withScreenshot(page, 'jobs-cancel', async () => {

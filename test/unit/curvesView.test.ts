@@ -80,6 +80,9 @@ describe('live curves from a streaming job log', () => {
     assert.deepEqual(live.get('j')!.metrics['actor/entropy'], [[7, 0.1], [1, 0.9], [2, 0.75]], 'in the order logged; the chart sorts by step');
     live.finish('j');
     assert.equal(live.get('j')!.done, true);
+    // A job whose log printed no step line is not a series.
+    live.feed('hello', 'r', null, '', 'hello from v1\nstep 1 of 6\n');
+    assert.deepEqual(live.all().map((s) => s.jobId), ['j']);
   });
 
   it('stays bounded on a very long log', () => {

@@ -19,6 +19,7 @@ when importable, is asked first. See the README's "Answer equivalence".
 from __future__ import annotations
 
 import ast
+import cmath
 import math
 import random
 import re
@@ -446,6 +447,8 @@ def _join(tokens) -> str:
 def _fn(name, v):
     c = isinstance(v, complex)
     x = v if c else float(v)
+    if name == "sqrt" and c:
+        return cmath.sqrt(v)
     if name == "sqrt":
         if isinstance(v, Fraction) and v >= 0:
             n, d = v.numerator, v.denominator
@@ -457,8 +460,16 @@ def _fn(name, v):
         return math.sqrt(x)
     if name == "abs":
         return abs(v)
-    if c:
-        raise ValueError("complex argument")
+    if c:  # a value with i in it: the principal branch
+        if name in ("ln", "log") and v == 0:
+            raise ValueError("log of zero")
+        ctable = {"sin": cmath.sin, "cos": cmath.cos, "tan": cmath.tan, "arcsin": cmath.asin, "arccos": cmath.acos,
+                  "arctan": cmath.atan, "sinh": cmath.sinh, "cosh": cmath.cosh, "tanh": cmath.tanh, "exp": cmath.exp,
+                  "sec": lambda z: 1 / cmath.cos(z), "csc": lambda z: 1 / cmath.sin(z), "cot": lambda z: 1 / cmath.tan(z),
+                  "ln": cmath.log, "log": cmath.log}
+        if abs(v) > 1e6:
+            raise ValueError("complex argument out of range")
+        return ctable[name](v)
     table = {"sin": math.sin, "cos": math.cos, "tan": math.tan, "arcsin": math.asin, "arccos": math.acos, "arctan": math.atan,
              "sinh": math.sinh, "cosh": math.cosh, "tanh": math.tanh, "exp": math.exp,
              "sec": lambda z: 1 / math.cos(z), "csc": lambda z: 1 / math.sin(z), "cot": lambda z: 1 / math.tan(z),
@@ -501,9 +512,13 @@ def _eval(node, env):
                 if isinstance(a, Fraction) and max(abs(a.numerator), a.denominator) > 1 and max(a.numerator.bit_length(), a.denominator.bit_length()) * abs(b) > 20000:
                     raise ValueError("power too large")  # ((9^64)^64)^64 would not finish
                 return a ** int(b)
-            if isinstance(b, complex) or abs(float(b)) > 64 or abs(complex(a)) > 1e12:
+            if abs(complex(b)) > 64 or abs(complex(a)) > 1e12:
                 raise ValueError("exponent out of range")
-            if isinstance(a, complex) or float(a) < 0:
+            if isinstance(a, complex) or isinstance(b, complex):  # e^{i\pi/2}, (4+4\sqrt3 i)^{1/5}: the principal value
+                if a == 0:
+                    raise ValueError("complex power of zero")
+                return complex(a) ** complex(b)
+            if float(a) < 0:
                 raise ValueError("fractional power of a negative number")
             if isinstance(a, Fraction) and isinstance(b, Fraction) and a > 0:
                 r = _exact_root(a, b)
@@ -599,8 +614,13 @@ def expressions_equal(a: str, b: str) -> Optional[bool]:
         return None
     rng = random.Random(20240613)
     agreed = 0
+    # n!/(k!(n-k)!) and binom(n, k) are defined at whole numbers: sample those there
+    whole = any(isinstance(x, ast.Call) and getattr(x.func, "id", None) in ("fact", "binom") for t in (ta, tb) for x in ast.walk(t))
     for _ in range(40 if names else 1):
-        env = {n: Fraction(rng.randint(-60, 60), rng.randint(1, 9)) for n in names}
+        if whole:
+            env = {n: Fraction(rng.randint(0, 24)) for n in names}
+        else:
+            env = {n: Fraction(rng.randint(-60, 60), rng.randint(1, 9)) for n in names}
         try:
             va, vb = _eval(ta, env), _eval(tb, env)
         except (ValueError, ZeroDivisionError, OverflowError, TypeError, RecursionError):
@@ -828,6 +848,9 @@ def _parse(s: str, depth: int = 0):
     unions = _split_top(s, " U ")
     if len(unions) > 1:
         return ("union", tuple(_parse(p, depth + 1) for p in unions))
+    conjuncts = [p for p in _split_top(s, " and ") if p]
+    if len(conjuncts) > 1 and all(_RELATION.search(p) for p in conjuncts):  # x > 1 and x < 5
+        return ("and", tuple(_parse(p, depth + 1) for p in conjuncts))
     items = [p for p in _expand_pm(_split_top(s)) if p]
     if len(items) > 1 and parse_number(s) is None:
         items = [re.sub(r"^(?:and|or)\s+", "", p) for p in items]
@@ -862,7 +885,61 @@ def _interval_parts(node):
         return [(x[1], True, x[1], True) for x in node[1]]
     if node[0] == "rel":
         return _relation_intervals(node[1])
+    if node[0] == "and":
+        parts = [_interval_parts(p) for p in node[1]]
+        if any(p is None or len(p) != 1 for p in parts):
+            return None
+        return _intersect([p[0] for p in parts])
     return None
+
+
+def _endpoint_value(e: str):
+    e = e.replace(" ", "")
+    if e.lstrip("+") == "oo":
+        return math.inf
+    if e == "-oo":
+        return -math.inf
+    v = value_of(e)
+    if v is None or isinstance(v, complex):
+        return None
+    return v
+
+
+def _intersect(intervals):
+    """The intersection of single intervals with numeric endpoints, as a list of at most one interval; None otherwise."""
+    lo, lo_c, hi, hi_c = "-oo", False, "oo", False
+    for x in intervals:
+        vl, vh, cl, ch = _endpoint_value(x[0]), _endpoint_value(x[2]), _endpoint_value(lo), _endpoint_value(hi)
+        if None in (vl, vh, cl, ch):
+            return None
+        if vl > cl or (vl == cl and not x[1]):
+            lo, lo_c = x[0], x[1]
+        if vh < ch or (vh == ch and not x[3]):
+            hi, hi_c = x[2], x[3]
+    return [(lo, lo_c, hi, hi_c)]
+
+
+def _merged(intervals):
+    """Intervals with numeric endpoints, sorted and with overlapping or touching pieces joined, as
+    (lo, lo_closed, hi, hi_closed) floats; None when an endpoint is not a number."""
+    vals = []
+    for x in intervals:
+        lo, hi = _endpoint_value(x[0]), _endpoint_value(x[2])
+        if lo is None or hi is None:
+            return None
+        if lo > hi or (lo == hi and not (x[1] and x[3])):
+            continue  # empty
+        vals.append((lo, x[1] and lo != -math.inf, hi, x[3] and hi != math.inf))
+    vals.sort(key=lambda v: (v[0], not v[1]))
+    out = []
+    for v in vals:
+        if out and (v[0] < out[-1][2] or (v[0] == out[-1][2] and (v[1] or out[-1][3]))):
+            last = out[-1]
+            if v[2] > last[2] or (v[2] == last[2] and v[3]):
+                out[-1] = (last[0], last[1], v[2], v[3])
+        else:
+            out.append(v)
+    return out
 
 
 def _relation_intervals(s: str):
@@ -903,6 +980,11 @@ def _endpoint_equal(a: str, b: str) -> bool:
 
 
 def _intervals_equal(xs, ys) -> bool:
+    mx, my = _merged(xs), _merged(ys)
+    if mx is not None and my is not None:  # (1, 2] U [2, 3) is (1, 3)
+        return len(mx) == len(my) and all(
+            a[1] == b[1] and a[3] == b[3] and all(u == v or (abs(u) != math.inf and abs(v) != math.inf and _numbers_close(u, v))
+                                                for u, v in ((a[0], b[0]), (a[2], b[2]))) for a, b in zip(mx, my))
     if len(xs) != len(ys):
         return False
     left = list(ys)
@@ -946,18 +1028,16 @@ def _flat(node):
     return None
 
 
-def _equation_equal(a, b) -> bool:
-    """Two equations are equivalent when (lhs - rhs) of one is a non-zero constant multiple of the other's."""
-    try:
-        da = "(%s)-(%s)" % (latex_to_python(a[1]), latex_to_python(a[2]))
-        db = "(%s)-(%s)" % (latex_to_python(b[1]), latex_to_python(b[2]))
-        ta, tb = ast.parse(da, mode="eval"), ast.parse(db, mode="eval")
-    except (ValueError, SyntaxError, RecursionError):
-        return normalize(a[1] + "=" + a[2]).replace(" ", "") == normalize(b[1] + "=" + b[2]).replace(" ", "")
+def _difference_ratio(a, b):
+    """(lhs - rhs) of relation a over (lhs - rhs) of relation b, at random points: the constant ratio
+    (a Fraction or float), 0 when both differences vanish everywhere, or None (not a constant, or undecided)."""
+    da = "(%s)-(%s)" % (latex_to_python(a[0]), latex_to_python(a[1]))
+    db = "(%s)-(%s)" % (latex_to_python(b[0]), latex_to_python(b[1]))
+    ta, tb = ast.parse(da, mode="eval"), ast.parse(db, mode="eval")
     names = sorted(_variables(ta, tb))
     rng = random.Random(7)
     ratio = None
-    seen = 0
+    seen = zeros = 0
     for _ in range(30):
         env = {n: Fraction(rng.randint(-60, 60), rng.randint(1, 9)) for n in names}
         try:
@@ -966,19 +1046,60 @@ def _equation_equal(a, b) -> bool:
             continue
         if _numbers_close(vb, 0):
             if not _numbers_close(va, 0):
-                return False
+                return None
+            zeros += 1
             continue
         r = va / vb
         if ratio is None:
             if _numbers_close(r, 0):
-                return False
+                return None
             ratio = r
         elif not _numbers_close(r, ratio):
-            return False
+            return None
         seen += 1
         if seen >= 6:
-            return True
-    return seen >= 3
+            return ratio
+    if seen >= 3:
+        return ratio
+    return 0 if zeros >= 6 and seen == 0 else None
+
+
+def _equation_equal(a, b) -> bool:
+    """Two equations are equivalent when (lhs - rhs) of one is a non-zero constant multiple of the other's
+    (or both hold everywhere)."""
+    try:
+        return _difference_ratio(a[1:], b[1:]) is not None
+    except (ValueError, SyntaxError, RecursionError):
+        return normalize(a[1] + "=" + a[2]).replace(" ", "") == normalize(b[1] + "=" + b[2]).replace(" ", "")
+
+
+_ONE_RELATION = re.compile(r"^([^<>!=]+)(<=|>=|!=|<|>)([^<>!=]+)$")
+
+
+def _relations_equal(a: str, b: str) -> bool:
+    """``2 < 2x`` is ``x > 1``, ``a < b`` is ``b > a``, ``x != 2`` is ``x - 2 != 0``: one relation each side;
+    inequalities as (greater - lesser) up to a positive constant factor with the same strictness,
+    "not equal" up to a non-zero one."""
+    ma, mb = _ONE_RELATION.match(a.replace(" ", "")), _ONE_RELATION.match(b.replace(" ", ""))
+    if not ma or not mb:
+        return False
+
+    def oriented(m):  # (greater, lesser, strict) or (lhs, rhs, "!=")
+        lhs, op, rhs = m.groups()
+        if op == "!=":
+            return lhs, rhs, "!="
+        return (lhs, rhs, op == ">") if op.startswith(">") else (rhs, lhs, op == "<")
+
+    ga, gb = oriented(ma), oriented(mb)
+    if (ga[2] == "!=") != (gb[2] == "!=") or ga[2] != gb[2]:
+        return False
+    try:
+        r = _difference_ratio(ga[:2], gb[:2])
+    except (ValueError, SyntaxError, RecursionError):
+        return False
+    if r is None or r == 0:
+        return False
+    return ga[2] == "!=" or (not isinstance(r, complex) and r > 0)
 
 
 def _nodes_equal(a, b) -> bool:
@@ -1005,12 +1126,13 @@ def _nodes_equal(a, b) -> bool:
         return all(_nodes_equal(x, y) for x, y in zip(a[3], b[3]))
     if ka == "eq" and kb == "eq":
         return _equation_equal(a, b)
-    if "union" in (ka, kb) or "rel" in (ka, kb):
+    if {"union", "rel", "and"} & {ka, kb}:
         ia, ib = _interval_parts(a), _interval_parts(b)
         if ia is not None and ib is not None:
             return _intervals_equal(ia, ib)
         if ka == "rel" and kb == "rel":
-            return a[1].replace(" ", "") == b[1].replace(" ", "")
+            return a[1].replace(" ", "") == b[1].replace(" ", "") or (
+                (ia is None or ib is None) and _relations_equal(a[1], b[1]))
         return False
     if "matrix" in (ka, kb) or {ka, kb} == {"list", "seq"}:  # a vector against a tuple or a list: in order
         fa, fb = _flat(a), _flat(b)
@@ -1077,6 +1199,9 @@ def is_equiv(pred: Optional[str], truth: Optional[str]) -> bool:
     if a == b:
         return True
     try:
-        return _nodes_equal(_parse(_strip_lhs(a)), _parse(_strip_lhs(b)))
+        if _nodes_equal(_parse(_strip_lhs(a)), _parse(_strip_lhs(b))):
+            return True
+        pa, pb = _parse(a), _parse(b)  # y = 1 - x against x + y = 1: both equations, compared as such
+        return pa[0] == pb[0] == "eq" and (_strip_lhs(a) != a or _strip_lhs(b) != b) and _equation_equal(pa, pb)
     except RecursionError:
         return False

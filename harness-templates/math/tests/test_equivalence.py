@@ -103,6 +103,32 @@ class NotationTest(unittest.TestCase):
         self.differ("x > 5", "[5, \\infty)")
         self.differ("x \\geq 5", "x \\leq 5")
 
+    def test_inequalities_up_to_a_positive_factor(self):
+        self.same("2 < 2x", "x > 1", "-2 > -2x", "1 < x")
+        self.same("a < b", "b > a")
+        self.same("3x^2 < 9a", "x^2 - 3a < 0")
+        self.same("2x \\geq x^2", "x^2 \\le 2x")
+        self.differ("2 < 2x", "x < 1")     # the factor must be positive
+        self.differ("2 < 2x", "x \\geq 1")  # and the strictness the same
+        self.differ("3x^2 < 9a", "x^2 - 3a > 0")
+        self.differ("x^4 \\geq 16", "x^2 \\geq 3")
+
+    def test_not_equal_up_to_a_factor(self):
+        self.same("x \\ne 2", "x - 2 \\neq 0", "2 \\ne x", "x \\neq 1 + 1")
+        self.differ("x \\ne 2", "x \\ne 3")
+        self.differ("x \\ne 2", "x = 2")
+
+    def test_compound_inequalities_and_overlapping_intervals(self):
+        self.same("x > 1 \\text{ and } x < 5", "5 > x \\text{ and } 1 < x", "(1, 5)", "1 < x < 5")
+        self.same("(1, 2] \\cup [2, 3)", "(1, 3)")
+        self.same("(-\\infty, 0] \\cup (-1, 4)", "(-\\infty, 4)")
+        self.same("(-\\infty, 1) \\cup (-1, \\infty)", "(-\\infty, \\infty)")
+        self.same("x \\ge 1 \\text{ or } 1 \\le x", "x \\ge 1")
+        self.differ("x > 1 \\text{ and } x < 5", "(1, 5]")
+        self.differ("(1, 2) \\cup (2, 3)", "(1, 3)")  # 2 is left out
+        self.differ("(1, 2] \\cup [2, 3)", "(1, 3]")
+        self.differ("(1, 2] \\cup [2.5, 3)", "(1, 3)")
+
     def test_var_prefixes(self):
         self.same("x = 5", "5", "x=5")
         self.same("f(x) = 2x + 3", "2x+3", "y = 3 + 2x")
@@ -114,6 +140,12 @@ class NotationTest(unittest.TestCase):
         self.same("x^2 - 1 = 0", "2x^2 - 2 = 0", "0 = 1 - x^2")
         self.differ("5x - 7y + 11z + 4 = 0", "x + y - z + 2 = 0")
         self.differ("\\sin(x)=\\frac{42}{59}", "\\cos(x)=\\frac{42}{59}")
+        # two equations stay equations even with a single name on one side
+        self.same("x + y = 1", "y = 1 - x", "2x + 2y = 2")
+        self.same("y = \\sin(2x)", "\\frac{y}{2} = \\cos(x)\\sin(x)")
+        self.same("a(2+i) = b", "a = \\frac{b(2-i)}{5}")
+        self.differ("x + y = 1", "y = 1 + x")
+        self.differ("a(2+i) = b", "a = \\frac{b(2-i)}{4}")
         # a system: its lines in any order, each up to a factor
         self.same("\\begin{cases} a+b=\\frac12 \\\\ a-b=\\sqrt3 \\end{cases}", "\\begin{cases} a-b=\\sqrt{3} \\\\ 2a+2b=1 \\end{cases}")
         self.differ("\\begin{cases} a+b=1 \\\\ a-b=2 \\end{cases}", "\\begin{cases} a+b=1 \\\\ a-b=3 \\end{cases}")
@@ -154,6 +186,21 @@ class NotationTest(unittest.TestCase):
         self.same("\\mathbb{R}", "(-\\infty, \\infty)")
         self.differ("x < -1 \\text{ or } x > 3", "(-\\infty,-1]\\cup(3,\\infty)")
         self.differ("x = 1 \\text{ or } x = 2", "1")
+
+    def test_complex_values_take_the_principal_branch(self):
+        self.same("e^{i\\pi}", "-1", "\\exp(i\\pi)")
+        self.same("e^{i\\pi/2}", "i")
+        self.same("(4\\sqrt{3}i+4)^{1/5}", "8^{1/5}(\\cos\\frac{\\pi}{15}+i\\sin\\frac{\\pi}{15})")
+        self.differ("e^{i\\pi}", "1")
+        self.differ("(4\\sqrt{3}i+4)^{1/5}", "6^{1/5}\\cos\\frac{\\pi}{15}-6^{1/5}i\\sin\\frac{\\pi}{15}")
+        self.differ("\\sqrt[3]{x}", "x^{1/3} + i")
+
+    def test_factorials_and_binomials_with_variables(self):
+        self.same("\\frac{n!}{k!(n-k)!}", "\\binom{n}{k}", "\\binom{n}{n-k}")
+        self.same("\\frac{n}{n!}", "\\frac{1}{(n-1)!}")
+        self.same("\\binom{n}{k} + \\binom{n}{k+1}", "\\binom{n+1}{k+1}")
+        self.differ("\\frac{n}{n!}", "\\frac{1}{(n+1)!}")
+        self.differ("\\binom{n}{k} + \\binom{n}{k+1}", "\\binom{n+1}{k}")
 
     def test_logarithms(self):
         self.same("\\log_2 8", "3", "\\log_{2}(8)", "\\frac{\\ln 8}{\\ln 2}")
@@ -246,7 +293,7 @@ class VerifierTest(unittest.TestCase):
 
 class CompatibilityTest(unittest.TestCase):
     def test_python_files_parse_as_python_3_9(self):
-        for folder in ("reward", "filters", "train", "tests"):
+        for folder in ("reward", "filters", "train", "tests", "tools"):
             for name in sorted(os.listdir(os.path.join(ROOT, folder))):
                 if name.endswith(".py"):
                     path = os.path.join(ROOT, folder, name)

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Scope } from '../../core/diagnose/health';
 import { formatBacktest, recordBacktest, runBacktest } from '../../core/backtest';
 import { clusterRunner } from '../../core/backtest/cluster';
@@ -7,10 +6,11 @@ import { resolveProfile } from '../../core/jobs';
 import { LLM_ENV, openAiChatFromEnv } from '../../core/llm/openai';
 import { readWorkingManifest } from '../../core/harness/repo';
 import type { Harness } from '../../core/harness/repo';
-import { defaultStorePath, RolloutStore } from '../../core/store/store';
+import type { RolloutStore } from '../../core/store/store';
 import { UsageError } from '../args';
 import { flagString, out, positiveFlag, versionArg, type Command } from '../command';
-import { harnessOf, HARNESS_FLAG, JSON_FLAG } from './harness/common';
+import { harnessContext, type HarnessContext } from '../context';
+import { HARNESS_FLAG, JSON_FLAG } from './harness/common';
 
 /** `version=v1,split=train,run=R,steps=1:5,limit=1000` */
 export function parseSelector(text: string): Scope & { limit?: number } {
@@ -37,15 +37,10 @@ export function parseSelector(text: string): Scope & { limit?: number } {
 
 const STORE = { store: { type: 'string', description: 'store file (default: the harness\'s .evotrainer/store.duckdb)' } } as const;
 
-async function withHarnessStore<T>(flags: Record<string, string | boolean>, fn: (h: Harness, store: RolloutStore) => Promise<T>): Promise<T> {
-  const h = await harnessOf(flags);
-  const file = flagString(flags, 'store') ?? process.env.EVOTRAINER_STORE;
-  const store = await RolloutStore.open(file ? path.resolve(file) : defaultStorePath(h.root));
-  try {
-    return await fn(h, store);
-  } finally {
-    store.close();
-  }
+async function withHarnessStore<T>(flags: Record<string, string | boolean>, fn: (h: Harness, store: RolloutStore, ctx: HarnessContext) => Promise<T>): Promise<T> {
+  const ctx = harnessContext(flags);
+  const h = await ctx.harness();
+  return ctx.withStore((store) => fn(h, store, ctx));
 }
 
 export const backtest: Command = {
@@ -69,7 +64,7 @@ export const backtest: Command = {
     const id = versionArg(positionals, 'backtest');
     const num = (name: string) => positiveFlag(flags, name);
     const selector = flagString(flags, 'rollouts');
-    return withHarnessStore(flags, async (h, store) => {
+    return withHarnessStore(flags, async (h, store, ctx) => {
       const on = flagString(flags, 'on');
       const log = (m: string) => void (flags.json ? undefined : process.stderr.write(`evotrainer: ${m}\n`));
       const runner = on
@@ -87,7 +82,7 @@ export const backtest: Command = {
         version: id,
         against: flagString(flags, 'against'),
         selector: selector ? parseSelector(selector) : undefined,
-        trust: flags.trust === true,
+        trust: ctx.trust,
         python: flagString(flags, 'python'),
         workers: num('workers'),
         timeoutSeconds: num('timeout'),

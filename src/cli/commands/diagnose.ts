@@ -1,11 +1,11 @@
 import { CATALOG } from '../../core/diagnose/catalog';
 import { diagnose as diagnoseStore, problemLines, type Diagnosis } from '../../core/diagnose/diagnose';
 import type { HealthReport, Scope } from '../../core/diagnose/health';
-import { findHarnessRoot } from '../../core/harness/locate';
 import { validateMetric } from '../../core/diagnose/validate';
 import { UsageError } from '../args';
-import { flagString, out, type Command } from '../command';
+import { out, type Command } from '../command';
 import { requireRolloutsInScope, SCOPE_FLAGS, scopeFromFlags } from '../scope';
+import { harnessContext } from '../context';
 import { STORE_FLAG, withStore } from '../store';
 
 const FLAGS = {
@@ -15,11 +15,6 @@ const FLAGS = {
   trust: { type: 'boolean', description: "run the harness's script metrics (diagnostics/metrics/*.py: harness code) on this machine" },
   ...STORE_FLAG,
 } as const;
-
-/** User metrics and rules of the harness (diagnostics/), when there is one. */
-function harnessOf(flags: Record<string, string | boolean>): string | null {
-  return flagString(flags, 'harness') ?? findHarnessRoot(process.cwd());
-}
 
 const fmt = (v: number | null, unit: string) => (v === null ? 'not available' : unit === 'ratio' ? `${(v * 100).toFixed(1)}%` : Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(3));
 
@@ -49,9 +44,10 @@ export const health: Command = {
   flags: FLAGS,
   async run(flags) {
     const scope = scopeFromFlags(flags);
-    const d = await withStore(flags, async (s) => {
+    const ctx = harnessContext(flags);
+    const d = await ctx.withStore(async (s) => {
       await requireRolloutsInScope(s, scope, { curves: true });
-      return diagnoseStore(s, { harness: harnessOf(flags), scope, trust: Boolean(flags.trust), parts: 'health' });
+      return diagnoseStore(s, { harness: ctx.root, scope, trust: ctx.trust, parts: 'health' });
     });
     const problems = problemLines(d);
     out(flags.json ? JSON.stringify({ ...d.health, problems }, null, 2) : healthText(d.health) + problemsText(problems));
@@ -76,10 +72,11 @@ export const diagnose: Command = {
   flags: FLAGS,
   async run(flags) {
     const scope = scopeFromFlags(flags);
+    const ctx = harnessContext(flags);
     const result = diagnosisJson(
-      await withStore(flags, async (s) => {
+      await ctx.withStore(async (s) => {
         await requireRolloutsInScope(s, scope, { curves: true });
-        return diagnoseStore(s, { harness: harnessOf(flags), scope, trust: Boolean(flags.trust) });
+        return diagnoseStore(s, { harness: ctx.root, scope, trust: ctx.trust });
       }),
     );
     if (flags.json) {

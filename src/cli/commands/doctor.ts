@@ -1,9 +1,8 @@
 import { formatDoctorReport, runDoctor } from '../../core/doctor';
 import { checkCluster } from '../../core/doctor/cluster';
-import { findHarnessRoot } from '../../core/harness/locate';
-import { readWorkingManifest } from '../../core/harness/repo';
 import { resolveProfile, type NamedProfile } from '../../core/jobs';
 import { flagString, out, type Command } from '../command';
+import { harnessContext } from '../context';
 
 export const doctor: Command = {
   summary: "check git, python3, ssh, sbatch, the embedded store and the harness's cluster profile; say what to install",
@@ -14,13 +13,12 @@ export const doctor: Command = {
   },
   async run(flags) {
     const name = flagString(flags, 'profile');
-    const root = findHarnessRoot(process.cwd());
+    const m = harnessContext(flags).manifest();
     let cluster: NamedProfile | null = null;
-    if (root) {
-      const m = readWorkingManifest(root);
+    if (m) {
       if (name || m.cluster || Object.keys(m.clusters ?? {}).length) cluster = resolveProfile(m.clusters, name, m.cluster);
     } else if (name) throw new Error(`--profile ${name}: no harness (evotrainer.yaml) here to read profiles from`);
-    const report = await runDoctor({ python: flagString(flags, 'python') ?? (root ? readWorkingManifest(root).python : undefined), clusterCheck: () => checkCluster(cluster, name), clusterProfile: cluster?.name ?? null });
+    const report = await runDoctor({ python: flagString(flags, 'python') ?? m?.python, clusterCheck: () => checkCluster(cluster, name), clusterProfile: cluster?.name ?? null });
     out(flags.json ? JSON.stringify(report, null, 2) : formatDoctorReport(report));
     return report.ok ? 0 : 1;
   },

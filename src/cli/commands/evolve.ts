@@ -6,10 +6,11 @@ import { formatLineage, lineage } from '../../core/harness/lineage';
 import { readWorkingManifest } from '../../core/harness/repo';
 import { resolveProfile } from '../../core/jobs';
 import { LLM_ENV, openAiChatFromEnv } from '../../core/llm';
-import { defaultStorePath, RolloutStore } from '../../core/store/store';
+import { RolloutStore } from '../../core/store/store';
 import { UsageError } from '../args';
 import { flagString, out, positiveFlag, type Command } from '../command';
-import { harnessOf, HARNESS_FLAG, JSON_FLAG } from './harness/common';
+import { HARNESS_FLAG, JSON_FLAG } from './harness/common';
+import { harnessContext } from '../context';
 
 export function parseAnswer(words: string[]): GateAnswer {
   const [a, ...rest] = words;
@@ -63,7 +64,8 @@ export const evolveCommand: Command = {
     ...JSON_FLAG,
   },
   async run(flags, positionals) {
-    const h = await harnessOf(flags);
+    const ctx = harnessContext(flags);
+    const h = await ctx.harness();
     const [sub, ...rest] = positionals;
     if (sub === 'answer') {
       const g = answerGate(h, parseAnswer(rest));
@@ -87,12 +89,12 @@ export const evolveCommand: Command = {
     const proposer = which === 'llm' ? new LlmProposer(openAiChatFromEnv({ ...(endpoint ? { endpoint } : {}), ...(modelName ? { model: modelName } : {}) })) : new SkillProposer();
     const skillsFlag = flagString(flags, 'skills');
     const skillDirs = [...(skillsFlag ? [path.resolve(skillsFlag)] : []), ...(manifest.skills?.library ? [path.resolve(h.root, manifest.skills.library)] : [])];
-    const store = await RolloutStore.open(defaultStorePath(h.root));
+    const store = await RolloutStore.open(ctx.storePath);
     const log = (l: string) => void (flags.json ? process.stderr : process.stdout).write(`${l}\n`);
     try {
       const result = await evolve(h, {
         store,
-        trust: flags.trust === true,
+        trust: ctx.trust,
         autonomy,
         proposer,
         skillDirs,

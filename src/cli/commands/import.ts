@@ -1,27 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { findHarnessRoot } from '../../core/harness/locate';
-import { MANIFEST_FILE, parseManifest } from '../../core/harness/manifest';
-import { normalizeDomain, TASK_DOMAINS, type TaskDomain } from '../../core/model';
+import { TASK_DOMAINS, type TaskDomain } from '../../core/model';
 import { FORMATS, type FieldMapping, type FormatName } from '../../core/store/importers';
 import { where, type CurveImportSummary } from '../../core/store/curves/import';
 import { ImportError } from '../../core/store/rows';
 import type { OnError } from '../../core/store/store';
 import { UsageError } from '../args';
 import { flagString, out, type Command } from '../command';
-import { STORE_FLAG, storePath, withStore } from '../store';
+import { harnessContext } from '../context';
+import { STORE_FLAG } from '../store';
 
-/** The domain the harness here declares in its manifest, if any. */
-function manifestDomain(): TaskDomain | null {
-  const root = findHarnessRoot(process.cwd());
-  const file = root ? path.join(root, MANIFEST_FILE) : null;
-  if (!file || !existsSync(file)) return null;
-  try {
-    return normalizeDomain(parseManifest(readFileSync(file, 'utf8'), file).domain);
-  } catch {
-    return null; // a broken manifest is `harness check`'s to report, not the import's
-  }
-}
 
 const MAPPING_KEYS = ['prompt', 'response', 'groundTruth', 'reward', 'correct', 'promptId', 'groupId', 'step', 'split', 'dataSource'] as const;
 
@@ -106,7 +93,8 @@ export const importCommand: Command = {
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
     try {
-      const summary = await withStore(flags, (store) =>
+      const ctx = harnessContext(flags);
+      const summary = await ctx.withStore((store) =>
         store.import(paths, {
           run: flagString(flags, 'run'),
           version: flagString(flags, 'version') ?? null,
@@ -116,17 +104,17 @@ export const importCommand: Command = {
           mapping,
           verdicts,
           domain: domain as TaskDomain | undefined,
-          fallbackDomain: manifestDomain(),
+          fallbackDomain: ctx.domain(),
           signal: abort.signal,
           onProgress: flags.json || !process.stderr.isTTY ? undefined : ({ file, rollouts }) => process.stderr.write(`  ${rollouts} rollouts from ${file}\r`),
         }),
       );
       if (flags.json) {
-        out(JSON.stringify({ store: storePath(flags), ...summary }, null, 2));
+        out(JSON.stringify({ store: ctx.storePath, ...summary }, null, 2));
       } else {
         const imported = summary.files.filter((f) => f.status === 'imported');
         const unchanged = summary.files.length - imported.length;
-        out(summary.files.length || !summary.curves ? `\nImported ${summary.rollouts} rollouts (${summary.steps} steps) from ${imported.length} file(s) into ${storePath(flags)}` : `\nInto ${storePath(flags)}:`);
+        out(summary.files.length || !summary.curves ? `\nImported ${summary.rollouts} rollouts (${summary.steps} steps) from ${imported.length} file(s) into ${ctx.storePath}` : `\nInto ${ctx.storePath}:`);
         if (unchanged) out(`${unchanged} file(s) unchanged since their last import.`);
         if (imported.some((f) => f.resumed)) out(`${imported.filter((f) => f.resumed).length} live file(s) continued from where the last import stopped.`);
         if (summary.badRecords) out(`${summary.badRecords} malformed record(s) ${onError === 'quarantine' ? 'kept in the quarantine table' : 'skipped'}.`);

@@ -2,17 +2,12 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { findHarnessRoot } from '../../core/harness/locate';
 import { readWorkingManifest } from '../../core/harness/repo';
 import { cancelJob, fetchOutputs, isFinal, parseProfiles, recordsFor, refreshJobs, resolveProfile, shellOf, shQuote, SshTransport, submitJob, waitForJob, type JobRecord, type NamedProfile } from '../../core/jobs';
 import { RolloutStore } from '../../core/store/store';
 import { UsageError } from '../args';
 import { flagString, out, type Command } from '../command';
-
-function harnessRoot(flags: Record<string, string | boolean>): string | null {
-  const h = flagString(flags, 'harness');
-  return h ? path.resolve(h) : findHarnessRoot(process.cwd());
-}
+import { harnessContext } from '../context';
 
 function profileFrom(flags: Record<string, string | boolean>, root: string | null): NamedProfile {
   const file = flagString(flags, 'profiles');
@@ -80,7 +75,8 @@ export const job: Command = {
     json: { type: 'boolean', description: 'print JSON' },
   },
   async run(flags, [sub, id]) {
-    const root = harnessRoot(flags);
+    const ctx = harnessContext(flags);
+    const root = ctx.root;
     const dirFlag = flagString(flags, 'jobs-dir');
     if (dirFlag) process.env.EVOTRAINER_JOBS_DIR = path.resolve(dirFlag);
     const records = recordsFor(root);
@@ -159,7 +155,7 @@ export const job: Command = {
         const r = needId();
         const to = path.resolve(flagString(flags, 'to') ?? path.join(records.dir, 'outputs', r.id));
         let store: RolloutStore | null = null;
-        if (flags.import) store = await RolloutStore.open(process.env.EVOTRAINER_STORE ?? path.join(root ?? process.cwd(), '.evotrainer', 'store.duckdb'));
+        if (flags.import) store = await RolloutStore.open(ctx.storePath);
         try {
           const f = await fetchOutputs(r.id, to, { records, store: store ?? undefined });
           if (json) out(JSON.stringify(f, null, 2));

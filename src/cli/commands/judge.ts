@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadRubric, runJudge, type JudgeRun } from '../../core/diagnose/judges';
-import { findHarnessRoot } from '../../core/harness/locate';
 import { LLM_ENV, openAiChatFromEnv } from '../../core/llm/openai';
 import { UsageError } from '../args';
 import { flagString, out, positiveFlag, type Command } from '../command';
+import { harnessContext } from '../context';
 import { SCOPE_FLAGS, scopeFromFlags } from '../scope';
 import { STORE_FLAG, withStore } from '../store';
 
@@ -16,7 +16,7 @@ export function positiveInt(flags: Record<string, string | boolean>, name: strin
 function rubricPath(arg: string): string {
   const direct = path.resolve(arg);
   if (existsSync(direct)) return direct;
-  const root = findHarnessRoot(process.cwd());
+  const root = harnessContext({}).root;
   if (root) {
     for (const name of [arg, `${arg}.md`]) {
       const p = path.join(root, 'diagnostics', 'judges', name);

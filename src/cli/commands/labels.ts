@@ -1,10 +1,9 @@
 import path from 'node:path';
 import { scoreLabels, type ClassifierScore, type LabelScoreReport } from '../../core/diagnose/labels';
-import { findHarnessRoot } from '../../core/harness/locate';
-import { defaultStorePath } from '../../core/store/store';
 import { UsageError } from '../args';
-import { flagString, out, type Command } from '../command';
-import { STORE_FLAG, withStore } from '../store';
+import { out, type Command } from '../command';
+import { harnessContext } from '../context';
+import { STORE_FLAG } from '../store';
 import { SCOPE_FLAGS, scopeFromFlags } from '../scope';
 
 const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)}%`);
@@ -39,10 +38,9 @@ export const labels: Command = {
   },
   async run(flags, [sub]) {
     if (sub !== 'score') throw new UsageError('use `labels score`');
-    const harnessFlag = flagString(flags, 'harness');
-    const root = harnessFlag ? path.resolve(harnessFlag) : (findHarnessRoot(process.cwd()) ?? process.cwd());
-    const storeFlags = harnessFlag && !flagString(flags, 'store') && !process.env.EVOTRAINER_STORE ? { ...flags, store: defaultStorePath(root) } : flags;
-    const report = await withStore(storeFlags, (s) => scoreLabels(s, root, scopeFromFlags(flags)));
+    const ctx = harnessContext(flags);
+    const root = ctx.root ?? process.cwd();
+    const report = await ctx.withStore((s) => scoreLabels(s, root, scopeFromFlags(flags)));
     out(flags.json ? JSON.stringify(report, null, 2) : text(report, root));
     return 0;
   },

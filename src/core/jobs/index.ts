@@ -1,5 +1,5 @@
 /**
- * Jobs on clusters: the engine the CLI (`evotrainer job …`), the editor (Runs view, Launch
+ * Jobs on clusters (connection, submit, monitor, fetch): the engine the CLI (`evotrainer job …`), the editor (Runs view, Launch
  * and Cancel commands), the backtest engine and the evolve loop share.
  *
  * Profiles (`clusterProfileSchema`, `clustersSchema`; manifest `clusters:` + `cluster:`
@@ -51,4 +51,7 @@ export { controlDir, LocalShell, loginArgv, shellFor, SshError, SshTransport, ty
 export { FINAL_STATES, isFinal, JobRecords, type FetchedFile, type JobFailure, type JobRecord, type JobState, type TaskState } from './records';
 export { loadTemplate, renderTemplate, TemplateError, templateValues, withPrelude } from './render';
 export { classifyFailure, combineStates, mapSlurmState, parseSacct, parseScontrol, parseSqueue } from './slurm';
-export { cancelJob, fetchOutputs, JobError, monitorPolls, pollStates, recordsFor, refreshJobs, shellOf, submitJob, syncCommit, waitForJob, type FetchResult, type FetchStore, type LogChunk, type SubmitOptions, type WaitOptions } from './engine';
+export { JobError, recordsFor, shellOf } from './connection';
+export { submitJob, syncCommit, type SubmitOptions } from './submit';
+export { cancelJob, monitorPolls, pollStates, refreshJobs, waitForJob, type LogChunk, type WaitOptions } from './monitor';
+export { fetchOutputs, type FetchResult, type FetchStore } from './fetch';

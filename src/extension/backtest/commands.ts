@@ -7,8 +7,9 @@ import { readLedger, type LedgerEntry } from '../../core/harness/ledger';
 import { HarnessError, openHarness, type Harness } from '../../core/harness/repo';
 import { rejectVersion } from '../../core/harness/versions';
 import { defaultStorePath, RolloutStore } from '../../core/store/store';
-import { requireTrust } from '../commands/versions';
-import { ResultPanel, type ResultPanelHost } from '../webviews/backtest/resultPanel';
+import { requireTrust, type EditorSession } from '../session';
+import type { ResultPanel } from '../webviews/backtest/resultPanel';
+import { resultWebview } from './webviews';
 import { backtestView, DECISION_LABEL, gateText, gateView } from '../webviews/backtest/view';
 import { versionForFile } from './resolve';
 
@@ -19,13 +20,7 @@ import { versionForFile } from './resolve';
  * the "Backtest this change" lens. Everything here runs the harness's own code or git,
  * so it needs a trusted workspace.
  */
-export interface BacktestHost {
-  context: vscode.ExtensionContext;
-  output: vscode.LogOutputChannel;
-  root(): string | null;
-  /** Redraws the Versions view and open evidence panels. */
-  refresh(): void;
-}
+export type BacktestHost = EditorSession;
 
 export function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -70,18 +65,6 @@ async function pick(h: Harness, placeHolder: string, filter: (e: LedgerEntry) =>
   return (await vscode.window.showQuickPick(items, { placeHolder, title, matchOnDescription: true, matchOnDetail: true }))?.id;
 }
 
-function resultHost(host: BacktestHost): ResultPanelHost {
-  return {
-    context: host.context,
-    output: host.output,
-    gateAction: async (version, action) => {
-      if (action === 'evidence') await vscode.commands.executeCommand('evotrainer.showVersionEvidence', version);
-      else if (action === 'promote') await promoteFromGate(host, version);
-      else await rejectFromGate(host, version);
-    },
-  };
-}
-
 // ---------------------------------------------------------------- backtest
 
 export interface BacktestArgs {
@@ -117,7 +100,7 @@ export async function backtestVersionCommand(host: BacktestHost, args: BacktestA
   const harness = h;
   const version = id;
   const title = `Backtest: ${version}${against ? ` vs ${against}` : ''}`;
-  const panel = ResultPanel.show(resultHost(host), `backtest:${version}`, { status: 'loading', kind: 'backtest', title, progress: 'starting' });
+  const panel = await host.webviews.show(resultWebview, { status: 'loading', kind: 'backtest', title, progress: 'starting' }, { key: `backtest:${version}` });
   const started = Date.now();
   const abort = new AbortController();
   try {
@@ -211,7 +194,7 @@ export async function gateVersionCommand(host: BacktestHost, id?: string): Promi
     });
     host.output.info(formatGate(report));
     const state = (await readLedger(h)).entries.get(version as LedgerEntry['id'])?.status ?? '';
-    ResultPanel.show(resultHost(host), `gate:${version}`, { status: 'done', kind: 'gate', title: `Gate: ${version}`, gate: gateView(report, state) });
+    await host.webviews.show(resultWebview, { status: 'done', kind: 'gate', title: `Gate: ${version}`, gate: gateView(report, state) }, { key: `gate:${version}` });
     host.refresh();
   } catch (err) {
     fail(host, 'Gate failed', err);
@@ -230,8 +213,8 @@ export async function gateVersionCommand(host: BacktestHost, id?: string): Promi
   return { report, action: null };
 }
 
-function refreshGatePanel(version: string, state: string): void {
-  const p = ResultPanel.get(`gate:${version}`);
+function refreshGatePanel(host: BacktestHost, version: string, state: string): void {
+  const p = host.webviews.get(resultWebview, `gate:${version}`) as ResultPanel | undefined;
   const s = p?.current;
   if (p && s?.status === 'done' && s.kind === 'gate') p.update({ ...s, gate: { ...s.gate, state } });
 }
@@ -256,7 +239,7 @@ export async function promoteFromGate(host: BacktestHost, version: string): Prom
     const r = await promoteVersion(h, version, override ? { override } : {});
     host.output.info(`${version} promoted (${r.decision.decidedBy}); evo/promoted → ${r.entry.commit.slice(0, 12)}`);
     void vscode.window.showInformationMessage(`EvoTrainer: ${version} promoted; evo/promoted → ${r.entry.commit.slice(0, 12)}.`);
-    refreshGatePanel(version, 'promoted');
+    refreshGatePanel(host, version, 'promoted');
     host.refresh();
     return true;
   } catch (err) {
@@ -287,7 +270,7 @@ export async function rejectFromGate(host: BacktestHost, version: string): Promi
     const e = await rejectVersion(h, version, reason);
     host.output.info(`${e.id} rejected: ${e.rejectReason}`);
     void vscode.window.showInformationMessage(`EvoTrainer: ${e.id} rejected; ${e.branch} is kept as negative evidence.`);
-    refreshGatePanel(version, 'rejected');
+    refreshGatePanel(host, version, 'rejected');
     host.refresh();
     return true;
   } catch (err) {

@@ -1,10 +1,6 @@
 import * as vscode from 'vscode';
-import { workspaceHarnessRoot } from '../views/register';
 import { whenDone } from '../walkthrough';
-import type { BacktestHost } from './commands';
-
-/** The engine bundle (dist/panels.js), required on first use. Type-only here. */
-type Engine = typeof import('../panels');
+import type { EditorSession } from '../session';
 
 /** A command's version argument: a Versions tree node (context menu), an id (palette, tests), or nothing. */
 export function versionArg(arg: unknown): string | undefined {
@@ -24,14 +20,10 @@ function lensArg(arg: unknown): { file: string; function?: string } | undefined 
  * Backtest, gate and evolve commands. Registering costs nothing: the engine (and the
  * webview code) loads when one runs.
  */
-export function registerBacktest(context: vscode.ExtensionContext, output: vscode.LogOutputChannel, engine: () => Engine): void {
-  const host: BacktestHost = {
-    context,
-    output,
-    root: workspaceHarnessRoot,
-    refresh: () => void vscode.commands.executeCommand('evotrainer.refreshViews'),
-  };
-  context.subscriptions.push(
+export function registerBacktest(session: EditorSession): void {
+  const host = session;
+  const engine = session.engine;
+  session.context.subscriptions.push(
     vscode.commands.registerCommand('evotrainer.backtestVersion', (arg?: unknown, against?: unknown) => {
       const lens = lensArg(arg);
       if (lens) return engine().backtestThisChange(host, lens).then(whenDone('backtested'));

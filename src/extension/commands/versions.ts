@@ -11,7 +11,8 @@ import type { Finding, Layer } from '../../core/model';
 import { defaultStorePath, RolloutStore, type ImportSummary } from '../../core/store/store';
 import { versionPath, VERSION_SCHEME } from '../diff/versionUri';
 import { loadFindings, skillDirs } from '../views/data';
-import { VersionPanel } from '../webviews/version/versionPanel';
+import { versionWebview } from '../versions/webviews';
+import { requireTrust, type EditorSession } from '../session';
 import type { SkillsNode } from '../views/model';
 import { hypothesisFromFinding } from './findingHypothesis';
 import { describePreview, previewSkillApply, type ApplyPreview } from './skillPreview';
@@ -22,29 +23,13 @@ import { describePreview, previewSkillApply, type ApplyPreview } from './skillPr
  * loaded on first use) and reports a typed outcome; anything that runs git in the
  * harness (whose hooks and config are code) needs a trusted workspace.
  */
-export interface VersioningHost {
-  context: vscode.ExtensionContext;
-  output: vscode.LogOutputChannel;
-  /** The harness root of the workspace, or null. */
-  root(): string | null;
-  refresh(): void;
-  /** The version selected in the Versions view. */
-  selectedVersion(): string | null;
+export interface VersioningHost extends EditorSession {
   /** Shows a version in the Versions view (after creating it). */
   reveal(id: string): void;
 }
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/** Runs harness code or git in the harness only in a trusted workspace; says so otherwise. */
-export function requireTrust(what: string): boolean {
-  if (vscode.workspace.isTrusted) return true;
-  void vscode.window.showErrorMessage(`EvoTrainer: ${what} runs git and harness code in this folder, which needs a trusted workspace. Trust the folder (Manage Workspace Trust), then run it again.`, 'Manage Workspace Trust').then((pick) => {
-    if (pick) void vscode.commands.executeCommand('workbench.trust.manage');
-  });
-  return false;
 }
 
 async function harnessOf(host: VersioningHost): Promise<Harness | null> {
@@ -257,7 +242,7 @@ export async function openVersionDiff(host: VersioningHost, id?: string): Promis
       return;
     }
     await openFileDiff(entry.parent, entry.id, d.files[0]!.path);
-    await VersionPanel.show(host, entry.id, vscode.ViewColumn.Beside);
+    await host.webviews.show(versionWebview, undefined, { key: entry.id, column: vscode.ViewColumn.Beside, preserveFocus: true });
   } catch (err) {
     fail(host, 'Open Diff failed', err);
   }

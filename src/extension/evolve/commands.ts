@@ -7,8 +7,8 @@ import { resolveProfile } from '../../core/jobs';
 import { defaultStorePath, RolloutStore } from '../../core/store/store';
 import { fail, harnessOf, leavePending, type BacktestHost } from '../backtest/commands';
 import { chatModel } from '../commands/judge';
-import { requireTrust } from '../commands/versions';
-import { ResultPanel } from '../webviews/backtest/resultPanel';
+import { requireTrust } from '../session';
+import { resultWebview } from '../backtest/webviews';
 import { humanGateView } from '../webviews/backtest/view';
 
 /**
@@ -27,7 +27,7 @@ function gateTitle(g: HumanGate): string {
 
 /** Opens (or updates) the webview with the gate's evidence. */
 export function showGateEvidence(host: BacktestHost, g: HumanGate, answer: string | null = null): void {
-  ResultPanel.show({ context: host.context, output: host.output }, `human:${g.id}`, { status: 'done', kind: 'humanGate', title: `Evidence: ${gateTitle(g)}`, humanGate: humanGateView(g, answer) }, vscode.ViewColumn.Active, true);
+  void host.webviews.show(resultWebview, { status: 'done', kind: 'humanGate', title: `Evidence: ${gateTitle(g)}`, humanGate: humanGateView(g, answer) }, { key: `human:${g.id}`, preserveFocus: true });
 }
 
 async function feedback(g: HumanGate): Promise<string | undefined> {

@@ -2,11 +2,9 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
 import type { LogChunk, NamedProfile } from '../../core/jobs';
-import { workspaceHarnessRoot } from '../views/register';
+import { curvesWebview } from '../curves/webview';
+import type { EditorSession, Engine } from '../session';
 import { buildRunsModel, formatDuration, groupDescription, isFinalState, plain, statusText, type ProfileGroup, type RunNode, type RunsModel } from './model';
-
-/** The engine bundle (dist/panels.js), required on first use. Type-only here. */
-type Engine = typeof import('../panels');
 
 type RunsElement = ProfileGroup | RunNode | { kind: 'error'; message: string };
 
@@ -129,8 +127,8 @@ function jobId(arg: unknown): string | undefined {
  * poll per profile per interval for all of them (and for the log being followed). The
  * engine loads on first use (a Runs view shown, a command run, a job record found).
  */
-export function registerJobs(context: vscode.ExtensionContext, output: vscode.LogOutputChannel, engine: () => Engine): { refresh(): void } {
-  const root = () => workspaceHarnessRoot();
+export function registerJobs(session: EditorSession): void {
+  const { context, output, engine, root } = session;
   const tree = new RunsTree(() => {
     const r = root();
     return r ? buildRunsModel(engine().loadJobs(r), Date.now()) : null;
@@ -410,7 +408,7 @@ export function registerJobs(context: vscode.ExtensionContext, output: vscode.Lo
     const id = jobId(arg) ?? (await pickJob('Show Job Curves', (j) => j.contextValue.includes('+log')));
     if (!id) return;
     // The chart first; following the log then feeds it (and the log's channel) as the job runs.
-    await engine().CurvesPanel.show(context, output, { jobId: id });
+    await session.webviews.show(curvesWebview, { jobId: id });
     void openLog(id, { reveal: false });
   });
   cmd('evotrainer.fetchJobOutputs', (arg?: unknown) => fetch(arg));
@@ -462,7 +460,7 @@ export function registerJobs(context: vscode.ExtensionContext, output: vscode.Lo
   setTimeout(() => {
     if (!loaded && root() && hasJobRecords(root()!)) refresh();
   }, 1_500);
-  return { refresh };
+  session.onRefresh(refresh);
 }
 
 /** Whether the harness has job records at all (a directory listing: no engine needed). */

@@ -1,22 +1,11 @@
 import * as vscode from 'vscode';
-import { findHarnessRoot } from '../../core/harness/locate';
 import type { VersioningHost } from '../commands/versions';
+import type { EditorSession } from '../session';
+import { lineageWebview, versionWebview } from '../versions/webviews';
 import { parseVersionPath, VERSION_SCHEME } from '../diff/versionUri';
 import type { SkillsNode, VersionNode } from './model';
 import { FindingsTree, SkillsTree, VersionsTree, type VersionsElement } from './trees';
 import { whenDone } from '../walkthrough';
-
-/** The engine bundle (dist/panels.js), required on first use. Type-only here. */
-type Engine = typeof import('../panels');
-
-/** The harness of the workspace: the first folder (or a parent of it) holding an evotrainer.yaml. */
-export function workspaceHarnessRoot(): string | null {
-  for (const f of vscode.workspace.workspaceFolders ?? []) {
-    const root = findHarnessRoot(f.uri.fsPath);
-    if (root) return root;
-  }
-  return null;
-}
 
 /** A command's version argument: a tree node (context menu), an id (palette, tests), or nothing (pick). */
 function versionId(arg: unknown): string | undefined {
@@ -30,34 +19,27 @@ function versionId(arg: unknown): string | undefined {
  * `evotrainer-version:` documents. Everything that touches git or the store goes through
  * `engine()`, so registering costs nothing until a view is shown or a command runs.
  */
-export function registerVersioning(context: vscode.ExtensionContext, output: vscode.LogOutputChannel, engine: () => Engine): { refresh(): void; selectedVersion(): string | null } {
-  let selected: string | null = null;
-  const root = () => workspaceHarnessRoot();
+export function registerVersioning(session: EditorSession): void {
+  const { context, output, engine, root } = session;
   const versions = new VersionsTree(async () => {
     const r = root();
     return r ? engine().loadVersions(r) : null;
   }, output, 'Versions');
   const findings = new FindingsTree(async () => {
     const r = root();
-    return r ? engine().loadFindings(r, selected, { trust: vscode.workspace.isTrusted }) : null;
+    return r ? engine().loadFindings(r, session.selectedVersion(), { trust: vscode.workspace.isTrusted }) : null;
   }, output, 'Findings');
   const skills = new SkillsTree(async () => {
     const r = root();
     return r ? engine().loadSkills(r) : null;
   }, output, 'Skills');
 
-  const refresh = () => {
+  session.onRefresh(() => {
     versions.refresh();
     findings.refresh();
     skills.refresh();
-    if (root()) {
-      try {
-        engine().refreshVersionPanels();
-      } catch (err) {
-        output.error(`refreshing panels: ${String(err)}`);
-      }
-    }
-  };
+  });
+  const refresh = session.refresh;
   const versionsView = vscode.window.createTreeView<VersionsElement>('evotrainer.versions', { treeDataProvider: versions, showCollapseAll: true });
   const reveal = (id: string) => {
     void versions.current().then(async () => {
@@ -65,7 +47,7 @@ export function registerVersioning(context: vscode.ExtensionContext, output: vsc
       if (n && versionsView.visible) await versionsView.reveal(n, { expand: true, select: false, focus: false });
     }).catch((err: unknown) => output.warn(`could not reveal ${id}: ${String(err)}`));
   };
-  const host: VersioningHost = { context, output, root, refresh, selectedVersion: () => selected, reveal };
+  const host: VersioningHost = { ...session, reveal };
 
   context.subscriptions.push(
     versionsView,
@@ -75,8 +57,8 @@ export function registerVersioning(context: vscode.ExtensionContext, output: vsc
       const first = e.selection[0];
       // Sticky: a refresh that clears the selection keeps the findings on the last version chosen.
       const id = first && !('error' in first) ? first.id : null;
-      if (!id || id === selected) return;
-      selected = id;
+      if (!id || id === session.selectedVersion()) return;
+      session.setSelectedVersion(id);
       findings.refresh();
     }),
     vscode.workspace.registerTextDocumentContentProvider(VERSION_SCHEME, {
@@ -104,12 +86,12 @@ export function registerVersioning(context: vscode.ExtensionContext, output: vsc
   cmd('evotrainer.compareVersions', (a?: unknown, b?: unknown) => engine().compareVersions(host, versionId(a), versionId(b)));
   cmd('evotrainer.openVersionDiff', (arg?: unknown) => engine().openVersionDiff(host, versionId(arg)));
   cmd('evotrainer.showVersionEvidence', async (arg?: unknown) => {
-    const id = versionId(arg) ?? selected;
+    const id = versionId(arg) ?? session.selectedVersion();
     if (!id) {
       void vscode.window.showInformationMessage('EvoTrainer: select a version in the Versions view first.');
       return;
     }
-    return engine().VersionPanel.show(host, id);
+    return session.webviews.show(versionWebview, undefined, { key: id, preserveFocus: true });
   });
   cmd('evotrainer.promoteVersion', (arg?: unknown) => engine().promoteCommand(host, versionId(arg)));
   cmd('evotrainer.rejectVersion', (arg?: unknown) => engine().rejectCommand(host, versionId(arg)));
@@ -117,7 +99,5 @@ export function registerVersioning(context: vscode.ExtensionContext, output: vsc
   cmd('evotrainer.cherryPickSkill', (arg?: unknown) => engine().cherryPickSkill(host, typeof arg === 'string' ? arg : (arg as SkillsNode | undefined)));
   cmd('evotrainer.applySkill', (arg?: unknown) => engine().cherryPickSkill(host, arg as SkillsNode | undefined));
   cmd('evotrainer.showSkillEvidence', (arg?: unknown) => engine().showSkillEvidence(arg as SkillsNode | undefined));
-  cmd('evotrainer.openLineageGraph', () => engine().LineagePanel.show(host));
-
-  return { refresh, selectedVersion: () => selected };
+  cmd('evotrainer.openLineageGraph', () => session.webviews.show(lineageWebview, undefined));
 }

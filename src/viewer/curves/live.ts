@@ -30,8 +30,9 @@ export class LiveCurves {
     return { dispose: () => this.listeners.delete(listener) };
   }
 
+  /** Every job whose log printed a step line so far. */
   all(): LiveSeries[] {
-    return [...this.jobs.values()].map((j) => j.series);
+    return [...this.jobs.values()].map((j) => j.series).filter((s) => Object.keys(s.metrics).length > 0);
   }
 
   get(jobId: string): LiveSeries | undefined {
@@ -71,7 +72,7 @@ export class LiveCurves {
     const job = this.jobs.get(jobId);
     if (!job || job.series.done) return;
     job.series.done = true;
-    this.emit(job.series);
+    if (Object.keys(job.series.metrics).length) this.emit(job.series);
   }
 
   private emit(s: LiveSeries): void {

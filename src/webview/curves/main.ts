@@ -312,7 +312,7 @@ export class CurvesApp extends LitElement {
           ${status ? html`<span class="status ${cls}">${status}</span>` : nothing}
         </span>`;
       })}
-      <span class="meta key">★ promoted · ✕ rejected${dumps ? html` · <svg class="glyph" viewBox="0 0 10 10" aria-hidden="true"><path class="dump" d="M5,1l4,8h-8z"></path></svg> rollouts dumped at that step` : nothing}</span>
+      <span class="meta key">${all.some((s) => s.mark) ? '★ promoted · ✕ rejected' : ''}${dumps ? html`${all.some((s) => s.mark) ? ' · ' : ''}<svg class="glyph" viewBox="0 0 10 10" aria-hidden="true"><path class="dump" d="M5,1l4,8h-8z"></path></svg> rollouts dumped at that step` : nothing}</span>
     </div>`;
   }
 

@@ -83,11 +83,12 @@ export class HealthApp extends LitElement {
     const { scope, scopes } = this.view;
     const current = scopes.find((o) => o.key === scope);
     if (!current) return nothing;
+    // Each option says whether it is the scope: the select re-reads its options when they change (a run imported meanwhile).
     return html`<div class="scope">
       <span class="label" data-testid="health-scope">Scope: ${current.label}</span>
       <vscode-single-select data-testid="health-scope-select" aria-label="Scope of the report" .value=${scope}
         @change=${(e: Event) => host.send(SetHealthScopeCommand, { scope: (e.target as HTMLSelectElement).value })}>
-        ${scopes.map((o) => html`<vscode-option value=${o.key}>${o.label}</vscode-option>`)}
+        ${scopes.map((o) => html`<vscode-option value=${o.key} ?selected=${o.key === scope}>${o.label}</vscode-option>`)}
       </vscode-single-select>
     </div>`;
   }

@@ -1,7 +1,8 @@
 import { assertReader, diffVersions, formatDiff, formatLineage, lineage as readLineage } from '../../../core/harness/lineage';
 import { UsageError } from '../../args';
 import { flagString, out, type Command } from '../../command';
-import { harnessOf, HARNESS_FLAG, JSON_FLAG } from './common';
+import { HARNESS_FLAG, JSON_FLAG } from './common';
+import { harnessContext } from '../../context';
 
 export const lineage: Command = {
   summary: 'the tree of versions: status, primary metric and delta, target, decision',
@@ -14,7 +15,7 @@ export const lineage: Command = {
   async run(flags, positionals) {
     if (positionals.length) throw new UsageError('lineage takes no arguments');
     const reader = flagString(flags, 'reader');
-    const l = await readLineage(await harnessOf(flags), reader ? assertReader(reader) : undefined);
+    const l = await readLineage(await harnessContext(flags).harness(), reader ? assertReader(reader) : undefined);
     out(flags.json ? JSON.stringify(l, null, 2) : formatLineage(l));
     return 0;
   },
@@ -27,7 +28,7 @@ export const diff: Command = {
   async run(flags, positionals) {
     const [a, b, extra] = positionals;
     if (!a || !b || extra) throw new UsageError('diff needs two versions, e.g. `evotrainer diff v2 v5`');
-    const d = await diffVersions(await harnessOf(flags), a, b);
+    const d = await diffVersions(await harnessContext(flags).harness(), a, b);
     out(flags.json ? JSON.stringify(d, null, 2) : formatDiff(d));
     return 0;
   },

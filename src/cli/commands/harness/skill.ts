@@ -1,14 +1,15 @@
 import path from 'node:path';
-import { openHarness, readWorkingManifest, type Harness } from '../../../core/harness/repo';
+import { readWorkingManifest, type Harness } from '../../../core/harness/repo';
 import { applySkill, findSkill, listSkills, recordSkill, searchSkills, shareSkill, skillsDir, type LoadedSkill } from '../../../core/harness/skills';
 import { UsageError } from '../../args';
 import { flagString, out, type Command } from '../../command';
-import { HARNESS_FLAG, JSON_FLAG, reportRepair } from './common';
+import { harnessContext } from '../../context';
+import { HARNESS_FLAG, JSON_FLAG } from './common';
 
 async function context(flags: Record<string, string | boolean>, required: boolean): Promise<{ h: Harness | null; dirs: { harness?: string; library?: string } }> {
   let h: Harness | null = null;
   try {
-    h = { ...(await openHarness(flagString(flags, 'harness') ?? process.cwd())), onRepair: reportRepair };
+    h = await harnessContext(flags).harness();
   } catch (e) {
     if (required) throw e;
   }

@@ -3,7 +3,8 @@ import { addWorktree, advanceVersion, attachEvidence, commitVersion, LAYERS, new
 import type { Layer, VersionStatus } from '../../../core/model';
 import { UsageError } from '../../args';
 import { flagString, out, type Command } from '../../command';
-import { harnessOf, HARNESS_FLAG, JSON_FLAG } from './common';
+import { HARNESS_FLAG, JSON_FLAG } from './common';
+import { harnessContext } from '../../context';
 
 const need = (flags: Record<string, string | boolean>, name: string, why: string): string => {
   const v = flagString(flags, name);
@@ -46,7 +47,7 @@ export const version: Command = {
     ...JSON_FLAG,
   },
   async run(flags, [sub, ...rest]) {
-    const h = await harnessOf(flags);
+    const h = await harnessContext(flags).harness();
     const print = (json: unknown, text: string) => out(flags.json ? JSON.stringify(json, null, 2) : text);
     switch (sub) {
       case 'new': {

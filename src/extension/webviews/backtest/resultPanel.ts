@@ -1,69 +1,60 @@
 import * as vscode from 'vscode';
-import { WebviewController } from '../webviewController';
+import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { DidChangeResultNotification, ResultMethods, type ResultState } from '../../../viewer/backtest/protocol';
 
-export interface ResultPanelHost {
-  context: vscode.ExtensionContext;
-  output: vscode.LogOutputChannel;
-  /** Acts on a gate result shown in the panel (promote / reject / evidence of its version). */
-  gateAction?(version: string, action: 'promote' | 'reject' | 'evidence'): Promise<void>;
+/** An open Backtest Diff / gate / human-gate panel: its commands update it as their work goes. */
+export interface ResultPanel {
+  readonly current: ResultState;
+  readonly disposed: boolean;
+  update(state: ResultState): void;
 }
 
 /**
  * The Backtest Diff webview (and the gate result, and a human gate's evidence): one panel
  * per key ("backtest:v3", "gate:v3", "human:<gate id>"), updated in place on a rerun.
+ * Shown with a state, it shows that state and hands back the panel to update.
  */
-export class ResultPanel {
-  private static readonly open = new Map<string, ResultPanel>();
-  private state: ResultState;
+export const resultFeature: WebviewFeature<ResultState, ResultState, ResultPanel> = {
+  stateNotification: DidChangeResultNotification,
+  initialState: () => ({ status: 'loading', kind: 'backtest', title: '', progress: 'starting' }),
+  create: (p) => new ResultPanelProvider(p),
+};
 
-  static show(host: ResultPanelHost, key: string, state: ResultState, column: vscode.ViewColumn = vscode.ViewColumn.Active, preserveFocus = false): ResultPanel {
-    let p = ResultPanel.open.get(key);
-    if (!p) {
-      const panel = vscode.window.createWebviewPanel('evotrainer.result', state.title, { viewColumn: column, preserveFocus }, { retainContextWhenHidden: true });
-      panel.iconPath = vscode.Uri.joinPath(host.context.extensionUri, 'media', 'evotrainer.svg');
-      p = new ResultPanel(new WebviewController<ResultState>(panel, host.context.extensionUri, { app: 'backtest', title: state.title, initialState: state, log: host.output }), host, key, state);
-      ResultPanel.open.set(key, p);
-    } else p.controller.panel.reveal(undefined, preserveFocus);
-    p.update(state);
-    return p;
-  }
+class ResultPanelProvider implements WebviewProvider<ResultState, ResultPanel>, ResultPanel {
+  disposed = false;
 
-  static get(key: string): ResultPanel | undefined {
-    return ResultPanel.open.get(key);
-  }
-
-  private constructor(
-    private readonly controller: WebviewController<ResultState>,
-    private readonly host: ResultPanelHost,
-    private readonly key: string,
-    initial: ResultState,
-  ) {
-    this.state = initial;
-    controller.onDidDispose(() => ResultPanel.open.delete(key));
-    controller.serve(ResultMethods, {
+  constructor(private readonly p: WebviewPanelContext<ResultState>) {
+    p.controller.onDidDispose(() => (this.disposed = true));
+    p.controller.serve(ResultMethods, {
       openRollout: async ({ rolloutId }) => {
         await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { rolloutId });
       },
       gateAction: async ({ action }) => {
-        const s = this.state;
-        if (s.status !== 'done' || s.kind !== 'gate' || !this.host.gateAction) return;
-        await this.host.gateAction(s.gate.version, action);
+        const s = this.current;
+        if (s.status !== 'done' || s.kind !== 'gate') return;
+        const version = s.gate.version;
+        if (action === 'evidence') {
+          await vscode.commands.executeCommand('evotrainer.showVersionEvidence', version);
+          return;
+        }
+        const { promoteFromGate, rejectFromGate } = await import('../../backtest/commands');
+        await (action === 'promote' ? promoteFromGate : rejectFromGate)(p.session, version);
       },
     });
   }
 
-  get current(): ResultState {
-    return this.state;
+  show(state: ResultState): ResultPanel {
+    this.update(state);
+    return this;
   }
 
-  get disposed(): boolean {
-    return !ResultPanel.open.has(this.key);
+  get current(): ResultState {
+    return this.p.controller.state;
   }
 
   update(state: ResultState): void {
-    this.state = state;
-    this.controller.panel.title = state.title;
-    this.controller.notify(DidChangeResultNotification, state);
+    if (this.disposed) return;
+    this.p.controller.panel.title = state.title;
+    this.p.controller.setState(state);
   }
 }

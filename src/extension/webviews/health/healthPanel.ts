@@ -1,67 +1,66 @@
 import * as vscode from 'vscode';
-import { findHarnessRoot } from '../../../core/harness/locate';
-import { defaultStorePath } from '../../../core/store/store';
 import { loadHealth } from '../../views/data';
-import { WebviewController } from '../webviewController';
+import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
+import type { WebviewController } from '../webviewController';
 import { DidChangeHealthNotification, HealthMethods, type HealthState } from '../../../viewer/health/protocol';
-
-/** The harness open in the editor (the first workspace folder holding one). */
-function workspaceHarness(): string | null {
-  for (const f of vscode.workspace.workspaceFolders ?? []) {
-    const root = findHarnessRoot(f.uri.fsPath);
-    if (root) return root;
-  }
-  return null;
-}
-
-const storeOf = (root: string | null) => (root ? defaultStorePath(root) : null);
 
 /**
  * "EvoTrainer: Show Health Report": the health report, rule findings and failure modes of
  * the workspace harness's rollout store. The store is opened for each computation and
- * closed right after, so the CLI can import into it meanwhile.
+ * closed right after, so the CLI can import into it meanwhile; shown again after another
+ * tab was in front, the report is computed again from the store as it is now.
  */
-export class HealthPanel {
-  private static current: HealthPanel | undefined;
+export const healthFeature: WebviewFeature<HealthState, string | null, HealthState> = {
+  stateNotification: DidChangeHealthNotification,
+  initialState: (session) => ({ status: 'loading', store: session.storePath(), scope: '', scopes: [], report: null, findings: [], failureModes: [], problems: [], error: null }),
+  create: (p) => new HealthPanel(p),
+};
 
-  /** `version`: the version the Findings view shows, whose scope the report takes unless the user picked another. */
-  static async show(context: vscode.ExtensionContext, output: vscode.LogOutputChannel, findingsVersion: string | null = null): Promise<HealthState> {
-    if (!HealthPanel.current) {
-      const panel = vscode.window.createWebviewPanel('evotrainer.health', 'EvoTrainer: Health', vscode.ViewColumn.Active, {});
-      panel.iconPath = vscode.Uri.joinPath(context.extensionUri, 'media', 'evotrainer.svg');
-      const initial: HealthState = { status: 'loading', store: storeOf(workspaceHarness()), scope: '', scopes: [], report: null, findings: [], failureModes: [], problems: [], error: null };
-      HealthPanel.current = new HealthPanel(new WebviewController<HealthState>(panel, context.extensionUri, { app: 'health', title: 'EvoTrainer: Health', initialState: initial, log: output }), output);
-    } else {
-      HealthPanel.current.controller.panel.reveal();
-    }
-    HealthPanel.current.findingsVersion = findingsVersion;
-    return HealthPanel.current.refresh();
-  }
-
+class HealthPanel implements WebviewProvider<string | null, HealthState> {
   private findingsVersion: string | null = null;
   /** The scope the user picked in the panel; until then, the one Findings shows. */
   private picked: string | null = null;
+  private readonly controller: WebviewController<HealthState>;
+  private readonly output: vscode.LogOutputChannel;
 
-  private constructor(
-    private readonly controller: WebviewController<HealthState>,
-    private readonly output: vscode.LogOutputChannel,
-  ) {
-    controller.onDidDispose(() => {
-      if (HealthPanel.current === this) HealthPanel.current = undefined;
-    });
-    controller.serve(HealthMethods, {
-      refresh: () => void this.refresh(),
+  constructor(private readonly p: WebviewPanelContext<HealthState>) {
+    this.controller = p.controller;
+    this.output = p.session.output;
+    this.controller.serve(HealthMethods, {
+      refresh: () => void this.recompute(),
       setScope: ({ scope }) => {
         this.picked = scope;
-        void this.refresh();
+        void this.recompute();
       },
     });
   }
 
-  private async refresh(): Promise<HealthState> {
-    const root = workspaceHarness();
-    const base: HealthState = { status: 'loading', store: storeOf(root), scope: this.picked ?? '', scopes: [], report: null, findings: [], failureModes: [], problems: [], error: null };
-    this.controller.notify(DidChangeHealthNotification, base);
+  /** `findingsVersion`: the version the Findings view shows, whose scope the report takes unless the user picked another. */
+  show(findingsVersion: string | null): Promise<HealthState> {
+    this.findingsVersion = findingsVersion;
+    return this.recompute();
+  }
+
+  /** Shown again: the report as the store is now, the one shown until then kept meanwhile. */
+  onDidShow(): void {
+    void this.recompute(true);
+  }
+
+  private generation = 0;
+  /** Computations run one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  private recompute(quiet = false): Promise<HealthState> {
+    const generation = ++this.generation;
+    const next = this.queue.then(() => this.computeState(generation, quiet));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async computeState(generation: number, quiet: boolean): Promise<HealthState> {
+    const root = this.p.session.root();
+    const base: HealthState = { status: 'loading', store: this.p.session.storePath(), scope: this.picked ?? '', scopes: [], report: null, findings: [], failureModes: [], problems: [], error: null };
+    if (!quiet) this.controller.setState(base);
     let state: HealthState;
     if (!root) {
       state = { ...base, status: 'empty', error: 'No harness in this workspace: open a folder with an evotrainer.yaml.' };
@@ -74,7 +73,8 @@ export class HealthPanel {
         state = { ...base, status: 'failed', error };
       }
     }
-    this.controller.notify(DidChangeHealthNotification, state);
+    // A later computation (a newer scope, a re-show) has the last word.
+    if (generation === this.generation) this.controller.setState(state);
     return state;
   }
 

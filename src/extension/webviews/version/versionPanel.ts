@@ -1,10 +1,9 @@
 import * as vscode from 'vscode';
-import type { VersioningHost } from '../../commands/versions';
 import { loadEntry } from '../../views/data';
 import type { BacktestReport } from '../../../core/backtest/backtest';
-import { ResultPanel } from '../backtest/resultPanel';
+import { resultWebview } from '../../backtest/webviews';
 import { backtestView } from '../backtest/view';
-import { WebviewController } from '../webviewController';
+import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { evidenceState } from './evidence';
 import { DidChangeVersionNotification, VersionMethods, type VersionEvidenceState } from '../../../viewer/version/protocol';
 
@@ -13,32 +12,19 @@ const loading = (id: string): VersionEvidenceState => ({
   primaryMetric: null, metrics: [], backtest: null, gate: null, rejectReason: null, skill: null, transitions: [], error: null,
 });
 
-/** A version's evidence (hypothesis, criterion, backtest, gate), opened beside its diff. One panel per version. */
-export class VersionPanel {
-  private static readonly open = new Map<string, VersionPanel>();
+/** A version's evidence (hypothesis, criterion, backtest, gate), opened beside its diff. One panel per version: its key is the version's id. */
+export const versionFeature: WebviewFeature<VersionEvidenceState, void, VersionEvidenceState> = {
+  stateNotification: DidChangeVersionNotification,
+  initialState: (_session, id) => loading(id),
+  create: (p) => new VersionPanel(p),
+};
 
-  static async show(host: VersioningHost, id: string, column: vscode.ViewColumn = vscode.ViewColumn.Active): Promise<VersionEvidenceState> {
-    let p = VersionPanel.open.get(id);
-    if (!p) {
-      const panel = vscode.window.createWebviewPanel('evotrainer.version', `Evidence: ${id}`, { viewColumn: column, preserveFocus: true }, {});
-      panel.iconPath = vscode.Uri.joinPath(host.context.extensionUri, 'media', 'evotrainer.svg');
-      p = new VersionPanel(new WebviewController<VersionEvidenceState>(panel, host.context.extensionUri, { app: 'version', title: `Evidence: ${id}`, initialState: loading(id), log: host.output }), host, id);
-      VersionPanel.open.set(id, p);
-    } else p.controller.panel.reveal(undefined, true);
-    return p.refresh();
-  }
+class VersionPanel implements WebviewProvider<void, VersionEvidenceState> {
+  private readonly id: string;
 
-  static refreshAll(): void {
-    for (const p of VersionPanel.open.values()) void p.refresh();
-  }
-
-  private constructor(
-    private readonly controller: WebviewController<VersionEvidenceState>,
-    private readonly host: VersioningHost,
-    private readonly id: string,
-  ) {
-    controller.onDidDispose(() => VersionPanel.open.delete(id));
-    controller.serve(VersionMethods, {
+  constructor(private readonly p: WebviewPanelContext<VersionEvidenceState>) {
+    this.id = p.key;
+    p.controller.serve(VersionMethods, {
       openFileDiff: async ({ file }) => {
         const state = await this.refresh();
         if (!state.parent || !state.intervention?.changedPaths.includes(file)) return;
@@ -54,9 +40,19 @@ export class VersionPanel {
     });
   }
 
+  show(): Promise<VersionEvidenceState> {
+    return this.refresh();
+  }
+
+  /** Shown again: the evidence as the ledger holds it now. */
+  onDidShow(): void {
+    void this.refresh();
+  }
+
   /** Reopens the Backtest Diff from the report recorded in the ledger (its first 20 flipped tasks). */
   private async showRecordedBacktest(): Promise<void> {
-    const root = this.host.root();
+    const { session } = this.p;
+    const root = session.root();
     if (!root) return;
     const { entry } = await loadEntry(root, this.id);
     const data = [...entry.transitions].reverse().flatMap((t) => t.evidence).find((e) => e.kind === 'backtest' && e.data)?.data as BacktestReport | undefined;
@@ -64,14 +60,15 @@ export class VersionPanel {
     const title = `Backtest: ${this.id}${data?.against ? ` vs ${data.against}` : ''} (recorded)`;
     try {
       if (!data) throw new Error(`no backtest report is recorded on ${this.id}`);
-      ResultPanel.show({ context: this.host.context, output: this.host.output }, key, { status: 'done', kind: 'backtest', title, backtest: backtestView(data) }, vscode.ViewColumn.Beside);
+      await session.webviews.show(resultWebview, { status: 'done', kind: 'backtest', title, backtest: backtestView(data) }, { key, column: vscode.ViewColumn.Beside });
     } catch (err) {
-      ResultPanel.show({ context: this.host.context, output: this.host.output }, key, { status: 'failed', kind: 'backtest', title, error: `the recorded report cannot be shown: ${err instanceof Error ? err.message : String(err)}` }, vscode.ViewColumn.Beside);
+      await session.webviews.show(resultWebview, { status: 'failed', kind: 'backtest', title, error: `the recorded report cannot be shown: ${err instanceof Error ? err.message : String(err)}` }, { key, column: vscode.ViewColumn.Beside });
     }
   }
 
-  private async refresh(): Promise<VersionEvidenceState> {
-    const root = this.host.root();
+  async refresh(): Promise<VersionEvidenceState> {
+    const { session, controller } = this.p;
+    const root = session.root();
     let state: VersionEvidenceState;
     try {
       if (!root) throw new Error('no harness in this workspace');
@@ -79,10 +76,10 @@ export class VersionPanel {
       state = evidenceState(entry, parent, promoted);
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      this.host.output.error(`Evidence of ${this.id}: ${error}`);
+      session.output.error(`Evidence of ${this.id}: ${error}`);
       state = { ...loading(this.id), status: 'failed', error };
     }
-    this.controller.notify(DidChangeVersionNotification, state);
+    controller.setState(state);
     return state;
   }
 }
