@@ -82,6 +82,7 @@ mkdirSync(home, { recursive: true });
 const server = await startCodeServer({ workspace: agentic, home, vsix: path.join(root, 'evotrainer.vsix'), port });
 console.log(`\nEvoTrainer is running in VS Code at ${server.url}`);
 console.log('The Versions view shows the lineage; open a version for its diff and evidence, or run "EvoTrainer: Open Failure Explorer" (F1).');
+console.log('"EvoTrainer: Show Training Curves" overlays each version\'s training run (entropy, score, grad norm), the promoted versions starred; a step opens its rollouts.');
 
 if (check) {
   const res = await fetch(server.url);

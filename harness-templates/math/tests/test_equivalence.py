@@ -187,6 +187,18 @@ class NotationTest(unittest.TestCase):
         self.differ("x < -1 \\text{ or } x > 3", "(-\\infty,-1]\\cup(3,\\infty)")
         self.differ("x = 1 \\text{ or } x = 2", "1")
 
+    def test_complex_values_take_the_principal_branch(self):
+        self.same("e^{i\\pi}", "-1", "\\exp(i\\pi)")
+        self.same("e^{i\\pi/2}", "i")
+        self.same("(4\\sqrt{3}i+4)^{1/5}", "8^{1/5}(\\cos\\frac{\\pi}{15}+i\\sin\\frac{\\pi}{15})")
+        self.differ("e^{i\\pi}", "1")
+        self.differ("(4\\sqrt{3}i+4)^{1/5}", "6^{1/5}\\cos\\frac{\\pi}{15}-6^{1/5}i\\sin\\frac{\\pi}{15}")
+        self.differ("\\sqrt[3]{x}", "x^{1/3} + i")
+
+    def test_fast_growing_expressions_compare_at_small_points(self):
+        self.same("6e^{6(x^2+y^2)} + 72x^2 e^{6(x^2+y^2)}", "(72x^2+6)e^{6(x^2+y^2)}")
+        self.differ("6e^{6(x^2+y^2)} + 72x^2 e^{6(x^2+y^2)}", "(72x^2+7)e^{6(x^2+y^2)}")
+
     def test_factorials_and_binomials_with_variables(self):
         self.same("\\frac{n!}{k!(n-k)!}", "\\binom{n}{k}", "\\binom{n}{n-k}")
         self.same("\\frac{n}{n!}", "\\frac{1}{(n-1)!}")
