@@ -1,15 +1,35 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { registerBacktest } from './backtest/register';
 import { registerJobs } from './jobs/register';
 import { registerVersioning } from './views/register';
-import { createSession } from './session';
-import { doctorWebview } from './doctor/webview';
-import { curvesWebview } from './curves/webview';
-import { explorerWebview } from './explorer/webview';
-import { healthWebview } from './health/webview';
+import { createSession, type EditorSession } from './session';
 import { unsupportedPlatform } from './platform';
-import { markStepDone, openWalkthrough } from './walkthrough';
+import { registerWalkthrough } from './walkthrough';
+
+import { registerCurves } from './curves/register';
+import { registerDoctor } from './doctor/register';
+import { registerExplorer } from './explorer/register';
+import { registerHealth } from './health/register';
+import { registerJudge } from './judge/register';
+import { registerLanguageClient } from './language/register';
+
+/** The editor's features, each in its folder with its `register`. */
+const FEATURES: ((session: EditorSession) => void)[] = [
+  // Versions, Findings, Skills, the version commands, the lineage graph and evidence panels.
+  registerVersioning,
+  // Runs (jobs per cluster profile), the job commands and the status-bar item.
+  registerJobs,
+  // Backtest, gate and evolve commands (and the "Backtest this change" lens's command).
+  registerBacktest,
+  registerHealth,
+  registerExplorer,
+  registerCurves,
+  registerDoctor,
+  registerJudge,
+  registerWalkthrough,
+  // The language server for harness files, started when the first one opens.
+  registerLanguageClient,
+];
 
 /**
  * Activation stays light: it registers commands and views and nothing else. The engine's
@@ -26,50 +46,10 @@ export function activate(context: vscode.ExtensionContext) {
 
   const session = createSession(context, output);
 
-  // Versions, Findings, Skills and the version commands; their engine loads on first use.
-  registerVersioning(session);
-  // Runs (jobs per cluster profile), the job commands and the status-bar item.
-  registerJobs(session);
-  // Backtest, gate and evolve commands (and the "Backtest this change" lens's command).
-  registerBacktest(session);
-
-  const { webviews } = session;
-  context.subscriptions.push(
-    vscode.commands.registerCommand('evotrainer.checkEnvironment', () => webviews.show(doctorWebview, undefined)),
-    vscode.commands.registerCommand('evotrainer.showHealthReport', () => webviews.show(healthWebview, session.selectedVersion())),
-    vscode.commands.registerCommand('evotrainer.openFailureExplorer', (args?: unknown) => webviews.show(explorerWebview, args)),
-    vscode.commands.registerCommand('evotrainer.showTrainingCurves', (args?: unknown) => webviews.show(curvesWebview, args)),
-    vscode.commands.registerCommand('evotrainer.judgeRollouts', () => session.engine().judgeRollouts(context, output)),
-    vscode.commands.registerCommand('evotrainer.setLlmApiKey', () => session.engine().setLlmApiKey(context)),
-    vscode.commands.registerCommand('evotrainer.refreshViews', () => session.refresh()),
-    vscode.commands.registerCommand('evotrainer.openWalkthrough', async () => {
-      await openWalkthrough(context);
-      // Its first step: a harness is open. Set once the walkthrough is there: the editor
-      // completes a step on a context key that changes, not on one already set.
-      if (session.root()) markStepDone('harness');
-    }),
-  );
-
-  startLanguageClientWhenNeeded(context, output);
+  // Each feature registers its commands, views and panels; its engine code loads on first use.
+  for (const register of FEATURES) register(session);
+  context.subscriptions.push(vscode.commands.registerCommand('evotrainer.refreshViews', () => session.refresh()));
   return { output };
-}
-
-/** Rule, metric, skill, reward and filter files (src/extension/client.ts selects the same). */
-const HARNESS_FILE = /\/(diagnostics\/(rules\/[^/]+\.ya?ml|metrics\/[^/]+\.(sql|py))|skills\/[^/]+\.md|(reward|filters)\/.+\.py)$/i;
-
-/** The language server serves harness files; start it when the first one opens. */
-function startLanguageClientWhenNeeded(context: vscode.ExtensionContext, output: vscode.LogOutputChannel) {
-  let started = false;
-  const maybeStart = (doc: vscode.TextDocument) => {
-    if (started || !(doc.languageId === 'evotrainer-manifest' || HARNESS_FILE.test(doc.uri.path))) return;
-    started = true;
-    // A separate bundle, required only now, so activation never pays for it.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const client = require(path.join(__dirname, 'client.js')) as typeof import('./client');
-    client.startClient(context).catch((err: unknown) => output.error(`Language server failed to start: ${String(err)}`));
-  };
-  vscode.workspace.textDocuments.forEach(maybeStart);
-  context.subscriptions.push(vscode.workspace.onDidOpenTextDocument(maybeStart));
 }
 
 export function deactivate() {

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import type { EditorSession } from './session';
 
 /**
  * The "Get started with EvoTrainer" walkthrough (package.json `walkthroughs`). A step
@@ -22,4 +23,16 @@ export function whenDone<T>(step: WalkthroughStep): (result: T) => T {
 
 export function openWalkthrough(context: vscode.ExtensionContext): Thenable<unknown> {
   return vscode.commands.executeCommand('workbench.action.openWalkthrough', `${context.extension.id}#${WALKTHROUGH_ID}`, false);
+}
+
+/** "EvoTrainer: Get Started". */
+export function registerWalkthrough(session: EditorSession): void {
+  session.context.subscriptions.push(
+    vscode.commands.registerCommand('evotrainer.openWalkthrough', async () => {
+      await openWalkthrough(session.context);
+      // Its first step: a harness is open. Set once the walkthrough is there: the editor
+      // completes a step on a context key that changes, not on one already set.
+      if (session.root()) markStepDone('harness');
+    }),
+  );
 }

@@ -195,6 +195,10 @@ class NotationTest(unittest.TestCase):
         self.differ("(4\\sqrt{3}i+4)^{1/5}", "6^{1/5}\\cos\\frac{\\pi}{15}-6^{1/5}i\\sin\\frac{\\pi}{15}")
         self.differ("\\sqrt[3]{x}", "x^{1/3} + i")
 
+    def test_fast_growing_expressions_compare_at_small_points(self):
+        self.same("6e^{6(x^2+y^2)} + 72x^2 e^{6(x^2+y^2)}", "(72x^2+6)e^{6(x^2+y^2)}")
+        self.differ("6e^{6(x^2+y^2)} + 72x^2 e^{6(x^2+y^2)}", "(72x^2+7)e^{6(x^2+y^2)}")
+
     def test_factorials_and_binomials_with_variables(self):
         self.same("\\frac{n!}{k!(n-k)!}", "\\binom{n}{k}", "\\binom{n}{n-k}")
         self.same("\\frac{n}{n!}", "\\frac{1}{(n-1)!}")

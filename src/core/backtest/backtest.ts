@@ -339,8 +339,8 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
     }
     const runner = o.runner ?? local!.runner;
     // Reward and filter calls run here unless a runner takes them elsewhere; script metrics of a metric replay always do.
-    const here = !o.runner || diagChanged ? await workerIsolation(o.python ?? mNew.python ?? 'python3', workerScript()) : null;
-    const isolation = here && { network: here.network, readOnlyRoot: here.readOnlyRoot, environment: here.environment, detail: here.detail };
+    const here = !o.runner || diagChanged ? workerIsolation(o.python ?? mNew.python ?? 'python3', workerScript()) : null;
+    here?.catch(() => undefined); // the pools' start reports a probe that fails
     let selector = o.selector ?? {};
     if (!o.selector || Object.keys(o.selector).length === 0) {
       const has = await store.one<{ n: number }>('select count(*)::int as n from rollouts where version = ?', [against.id]);
@@ -405,6 +405,8 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
     }
     if (notReplayable) reasons.push(`partly not replayable — needs a run: ${notReplayable.needs} (${notReplayable.paths.join(', ')})`);
     const summary = `${entry.id} vs ${against.id} [${kinds.join(', ')}]: ${verdict.toUpperCase()}${stats ? `; dead groups ${stats.deadGroups.before}→${stats.deadGroups.after} (revived ${stats.deadGroups.revived}), ordering violations ${stats.ordering.newViolations} new, successes penalized ${stats.successes.penalized}, truncated ${stats.successes.truncated}, filtered ${stats.successes.filtered}` : ''}`;
+    const confined = here && (await here);
+    const isolation = confined && { network: confined.network, readOnlyRoot: confined.readOnlyRoot, environment: confined.environment, detail: confined.detail };
     return { ...base, selector, stats, metricReplays, verdict, reasons, summary, wallSeconds: (Date.now() - t0) / 1000, throughput, isolation };
   } catch (err) {
     if (err instanceof BacktestError) throw new HarnessError(err.message);

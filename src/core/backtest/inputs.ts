@@ -148,6 +148,9 @@ function readAhead<T>(source: AsyncGenerator<T>, limit: number): { iterate(): As
   };
 }
 
+/** How far the narrow read runs ahead of the workers: 64 chunks of 2,048 rollouts (some 50 MB of text). */
+const READ_AHEAD_CHUNKS = 64;
+
 /**
  * Scores the cached rollouts of `selector` with function `reward` of a local worker pool
  * (as it starts): the reward's inputs stream from the store to the workers, chunk by chunk,
@@ -157,7 +160,7 @@ function readAhead<T>(source: AsyncGenerator<T>, limit: number): { iterate(): As
  */
 export async function scoreFromStore(store: RolloutStore, selector: Scope & { limit?: number }, pool: Promise<WorkerPool>, reward: FunctionSpec): Promise<Map<number, CallResult>> {
   const ids: number[] = [];
-  const narrow = reward.kind === 'verl' ? readAhead(narrowVerlItems(store, selector), 16) : null;
+  const narrow = reward.kind === 'verl' ? readAhead(narrowVerlItems(store, selector), READ_AHEAD_CHUNKS) : null;
   let p: WorkerPool;
   try {
     p = await pool;

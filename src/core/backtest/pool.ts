@@ -150,19 +150,26 @@ class Worker {
   }
 
   async start(): Promise<void> {
+    // The loads wait in the pipe while the interpreter starts: no round trip per function.
+    for (const f of this.o.functions) this.proc.stdin.write(JSON.stringify({ op: 'load', ...f }) + '\n');
+    let ready = false;
+    const loaded = new Map<string, Chunk>();
     try {
-      await this.next((m) => Boolean(m.ready), 30_000);
+      await this.next(
+        (m) => {
+          if (m.ready) ready = true;
+          if (m.loaded !== undefined) loaded.set(m.loaded, m);
+          return ready && loaded.size === this.o.functions.length;
+        },
+        60_000,
+      );
     } catch {
-      throw new BacktestError(`could not start ${this.o.python ?? 'python3'} for the backtest worker: ${this.stderr || this.describeExit()}; set the interpreter with the manifest's \`python:\` key or --python`);
+      if (!ready) throw new BacktestError(`could not start ${this.o.python ?? 'python3'} for the backtest worker: ${this.stderr || this.describeExit()}; set the interpreter with the manifest's \`python:\` key or --python`);
+      const f = this.o.functions.find((x) => !loaded.has(x.name))!;
+      throw new BacktestError(`loading ${f.path}:${f.function} ${this.describeExit()}: ${this.stderr.slice(-800)}`);
     }
     for (const f of this.o.functions) {
-      this.proc.stdin.write(JSON.stringify({ op: 'load', ...f }) + '\n');
-      let m: Chunk;
-      try {
-        m = await this.next((x) => x.loaded === f.name, 60_000);
-      } catch {
-        throw new BacktestError(`loading ${f.path}:${f.function} ${this.describeExit()}: ${this.stderr.slice(-800)}`);
-      }
+      const m = loaded.get(f.name)!;
       if (m.error) throw new BacktestError(`cannot load ${f.function}() from ${f.path} (in ${this.o.root}): ${m.error}`);
       if (m.reads_extra_info === false) this.extraInfoUnread.add(f.name);
     }

@@ -1,11 +1,10 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
-import { css, html, LitElement, nothing, svg, type TemplateResult } from 'lit';
-import { customElement, state } from 'lit/decorators.js';
+import { css, html, nothing, svg, type TemplateResult } from 'lit';
+import { customElement } from 'lit/decorators.js';
 import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type BacktestView, type CheckRow, type GateView, type HowObtained, type HumanGateView, type Interval, type ResultState } from '../../viewer/backtest/protocol';
-import { HostConnection } from '../../viewer/client';
+import { AppElement, appStyles, host } from '../shared/app';
 
-const host = new HostConnection();
 
 const num = (n: number | null | undefined, digits = 3) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(digits));
 const signed = (n: number | null | undefined, digits = 3) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : `${n > 0 ? '+' : n < 0 ? '−' : '±'}${Math.abs(n).toFixed(digits)}`);
@@ -22,9 +21,13 @@ const mark = (p: boolean | null) => (p === true ? html`<span class="ok" title="p
 const CATEGORY: Record<string, string> = { validity: 'Validity (any failure rejects)', primary: 'Primary metric', target: 'Target: the success criterion', side_effect: 'Side effects', backtest: 'Backtest', evidence: 'Evidence' };
 
 @customElement('evo-backtest-app')
-export class BacktestApp extends LitElement {
-  static override styles = css`
-    :host { display: block; padding: 14px 20px 28px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); max-width: 1100px; }
+export class BacktestApp extends AppElement<ResultState> {
+  protected readonly stateNotification = DidChangeResultNotification;
+
+  static override styles = [
+    appStyles,
+    css`
+    :host { padding: 14px 20px 28px; max-width: 1100px; }
     header { display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap; }
     h1 { font-size: 1.35em; font-weight: 600; margin: 0; }
     h2 { font-size: 0.85em; text-transform: uppercase; letter-spacing: 0.04em; color: var(--vscode-descriptionForeground); margin: 0 0 8px; font-weight: 600; }
@@ -79,17 +82,10 @@ export class BacktestApp extends LitElement {
     .loading { display: flex; gap: 10px; align-items: center; }
     h3 { font-size: 0.9em; font-weight: 600; margin: 8px 0 2px; color: var(--vscode-descriptionForeground); }
     h3:first-of-type { margin-top: 0; }
-  `;
+    `,
+  ];
 
-  @state() private view: ResultState = host.initialState<ResultState>();
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    host.onNotification(DidChangeResultNotification, (s) => {
-      this.view = s;
-    });
-    host.ready();
-  }
 
   override render() {
     const v = this.view;

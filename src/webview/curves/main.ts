@@ -3,7 +3,7 @@ import '@vscode-elements/elements/dist/vscode-checkbox/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
-import { css, html, LitElement, nothing, svg } from 'lit';
+import { css, html, nothing, svg } from 'lit';
 import { customElement, query, state } from 'lit/decorators.js';
 import {
   CurvesStateNotification,
@@ -15,10 +15,9 @@ import {
   type LiveSeries,
   type VersionMark,
 } from '../../viewer/curves/protocol';
-import { HostConnection } from '../../viewer/client';
+import { AppElement, appStyles, host } from '../shared/app';
 import { formatValue, linePath, nearestDumpedStep, nearestIndex, niceTicks, valueExtent, type ChartPoint } from './chart';
 
-const host = new HostConnection();
 /** Series colours: the theme's chart colours, in this order (then again, dashed). */
 const COLOURS = 6;
 const HEIGHT = 320;
@@ -41,9 +40,13 @@ interface Shown {
 const seriesLabel = (run: string, version: string | null) => `${run}${version ? `@${version}` : ''}`;
 
 @customElement('evo-curves-app')
-export class CurvesApp extends LitElement {
-  static override styles = css`
-    :host { display: block; padding: 12px 20px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+export class CurvesApp extends AppElement<CurvesState> {
+  protected readonly stateNotification = CurvesStateNotification;
+
+  static override styles = [
+    appStyles,
+    css`
+    :host { padding: 12px 20px; }
     header { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 12px; margin-bottom: 8px; }
     h1 { font-size: 1.3em; font-weight: 600; margin: 0; }
     .grow { flex: 1; }
@@ -90,9 +93,9 @@ export class CurvesApp extends LitElement {
     .status.live { color: var(--vscode-charts-blue); }
     .empty { margin: 24px 0; color: var(--vscode-descriptionForeground); }
     code { font-family: var(--vscode-editor-font-family, monospace); }
-  `;
+    `,
+  ];
 
-  @state() private view: CurvesState = host.initialState<CurvesState>();
   @state() private live = new Map<string, LiveSeries>();
   @state() private hiddenSeries = new Set<string>();
   @state() private width = 800;
@@ -103,16 +106,12 @@ export class CurvesApp extends LitElement {
   @query('.chart') private chartEl?: HTMLElement;
   private resizeObserver: ResizeObserver | undefined;
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    host.onNotification(CurvesStateNotification, (s) => this.adopt(s));
+  protected override listen(): void {
     host.onNotification(LiveCurvesNotification, (s) => {
       const next = new Map(this.live);
       next.set(s.jobId, s);
       this.live = next;
     });
-    this.adopt(this.view);
-    host.ready();
   }
 
   override disconnectedCallback(): void {
@@ -133,7 +132,7 @@ export class CurvesApp extends LitElement {
     if (w && Math.abs(w - this.width) > 0.5) this.width = w;
   }
 
-  private adopt(s: CurvesState): void {
+  protected override adopt(s: CurvesState): void {
     if (s.metric !== this.view.metric) this.cursor = null;
     this.view = s;
     const live = new Map(this.live);

@@ -1,8 +1,8 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import '@vscode-elements/elements/dist/vscode-icon/index.js';
-import { css, html, LitElement, nothing } from 'lit';
-import { customElement, state } from 'lit/decorators.js';
+import { css, html, nothing } from 'lit';
+import { customElement } from 'lit/decorators.js';
 import {
   CopyReportCommand,
   DidChangeStateNotification,
@@ -11,17 +11,20 @@ import {
   type DoctorCheck,
   type DoctorState,
 } from '../../viewer/doctor/protocol';
-import { HostConnection } from '../../viewer/client';
+import { AppElement, appStyles, host } from '../shared/app';
 
-const host = new HostConnection();
 
 const ICON: Record<CheckStatus, string> = { ok: 'pass-filled', missing: 'error', error: 'warning', skipped: 'circle-slash' };
 const LABEL: Record<CheckStatus, string> = { ok: 'OK', missing: 'Missing', error: 'Problem', skipped: 'Skipped' };
 
 @customElement('evo-doctor-app')
-export class DoctorApp extends LitElement {
-  static override styles = css`
-    :host { display: block; padding: 16px 24px; max-width: 980px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+export class DoctorApp extends AppElement<DoctorState> {
+  protected readonly stateNotification = DidChangeStateNotification;
+
+  static override styles = [
+    appStyles,
+    css`
+    :host { padding: 16px 24px; max-width: 980px; }
     header { display: flex; align-items: center; gap: 12px; flex-wrap: wrap; margin-bottom: 12px; }
     h1 { font-size: 1.4em; font-weight: 600; margin: 0; flex: 1 1 auto; }
     .verdict { display: flex; align-items: center; gap: 8px; padding: 8px 12px; border-radius: 4px; margin-bottom: 16px;
@@ -45,17 +48,10 @@ export class DoctorApp extends LitElement {
     .fix { margin-top: 4px; }
     code { font-family: var(--vscode-editor-font-family); font-size: 0.95em; background: var(--vscode-textCodeBlock-background); padding: 1px 4px; border-radius: 3px; overflow-wrap: anywhere; }
     .error { color: var(--vscode-errorForeground); }
-  `;
+    `,
+  ];
 
-  @state() private view: DoctorState = host.initialState<DoctorState>();
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    host.onNotification(DidChangeStateNotification, (s) => {
-      this.view = s;
-    });
-    host.ready();
-  }
 
   override render() {
     const { report, status, error } = this.view;

@@ -4,7 +4,7 @@ import '@vscode-elements/elements/dist/vscode-textfield/index.js';
 import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
 import '@vscode-elements/elements/dist/vscode-badge/index.js';
-import { css, html, LitElement, nothing, type PropertyValues } from 'lit';
+import { css, html, nothing, type PropertyValues } from 'lit';
 import { customElement, query, state } from 'lit/decorators.js';
 import { guard } from 'lit/directives/guard.js';
 import { repeat } from 'lit/directives/repeat.js';
@@ -28,9 +28,8 @@ import {
 import { ansiSegments, cellText, diffLines, formatChars, formatCount, modeLabel as label, plainText, type Segment } from './text';
 import './tokenStrip';
 import { cssProps } from '../shared/style';
-import { HostConnection } from '../../viewer/client';
+import { AppElement, appStyles, host } from '../shared/app';
 
-const host = new HostConnection();
 const ROW_H = 24;
 const OVERSCAN = 10;
 
@@ -52,8 +51,12 @@ function partKey(p: TextPart): string {
 }
 
 @customElement('evo-explorer-app')
-export class ExplorerApp extends LitElement {
-  static override styles = css`
+export class ExplorerApp extends AppElement<ExplorerState> {
+  protected readonly stateNotification = ExplorerStateNotification;
+
+  static override styles = [
+    appStyles,
+    css`
     :host { display: flex; flex-direction: column; height: 100vh; box-sizing: border-box; padding: 10px 16px 0; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
     header { display: flex; align-items: center; gap: 12px; }
     h1 { font-size: 1.3em; font-weight: 600; margin: 0; }
@@ -133,9 +136,9 @@ export class ExplorerApp extends LitElement {
     .ansi-bg-0 { background: var(--vscode-terminal-ansiBlack); } .ansi-bg-1 { background: var(--vscode-terminal-ansiRed); } .ansi-bg-2 { background: var(--vscode-terminal-ansiGreen); } .ansi-bg-3 { background: var(--vscode-terminal-ansiYellow); }
     .ansi-bg-4 { background: var(--vscode-terminal-ansiBlue); } .ansi-bg-5 { background: var(--vscode-terminal-ansiMagenta); } .ansi-bg-6 { background: var(--vscode-terminal-ansiCyan); } .ansi-bg-7 { background: var(--vscode-terminal-ansiWhite); }
     .ansi-bg-8, .ansi-bg-9, .ansi-bg-10, .ansi-bg-11, .ansi-bg-12, .ansi-bg-13, .ansi-bg-14, .ansi-bg-15 { background: var(--vscode-terminal-ansiBrightBlack); }
-  `;
+    `,
+  ];
 
-  @state() private view: ExplorerState = host.initialState<ExplorerState>();
   @state() private total = 0;
   @state() private first = 0;
   @state() private visibleRows = 40;
@@ -161,13 +164,6 @@ export class ExplorerApp extends LitElement {
   private pendingScrollTo: number | null = null;
   private resizeObserver: ResizeObserver | undefined;
   private markedFirstRows = false;
-
-  override connectedCallback(): void {
-    super.connectedCallback();
-    host.onNotification(ExplorerStateNotification, (s) => this.adopt(s));
-    this.adopt(this.view);
-    host.ready();
-  }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
@@ -201,7 +197,7 @@ export class ExplorerApp extends LitElement {
   }
 
   /** A whole new state from the host (opened, re-opened with a filter, refreshed). */
-  private adopt(s: ExplorerState): void {
+  protected override adopt(s: ExplorerState): void {
     this.view = s;
     this.searchDraft = s.filter.search ?? '';
     this.resetPages();

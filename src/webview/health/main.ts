@@ -3,13 +3,12 @@ import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
 import '@vscode-elements/elements/dist/vscode-icon/index.js';
 import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
-import { css, html, LitElement, nothing } from 'lit';
-import { customElement, state } from 'lit/decorators.js';
+import { css, html, nothing } from 'lit';
+import { customElement } from 'lit/decorators.js';
 import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthState, type MetricResult } from '../../viewer/health/protocol';
-import { HostConnection } from '../../viewer/client';
+import { AppElement, appStyles, host } from '../shared/app';
 import { cssProps } from '../shared/style';
 
-const host = new HostConnection();
 const DIMENSIONS = ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure', 'sampling'] as const;
 
 function show(m: MetricResult): string {
@@ -19,9 +18,13 @@ function show(m: MetricResult): string {
 }
 
 @customElement('evo-health-app')
-export class HealthApp extends LitElement {
-  static override styles = css`
-    :host { display: block; padding: 16px 24px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+export class HealthApp extends AppElement<HealthState> {
+  protected readonly stateNotification = DidChangeHealthNotification;
+
+  static override styles = [
+    appStyles,
+    css`
+    :host { padding: 16px 24px; }
     header { display: flex; align-items: center; gap: 12px; margin-bottom: 12px; }
     h1 { font-size: 1.4em; font-weight: 600; margin: 0; flex: 1; }
     h2 { font-size: 1.05em; margin: 0 0 8px; text-transform: capitalize; }
@@ -47,17 +50,10 @@ export class HealthApp extends LitElement {
     .scope { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin: 4px 0 8px; }
     .scope .label { font-weight: 600; }
     .scope vscode-single-select { min-width: 220px; max-width: 100%; }
-  `;
+    `,
+  ];
 
-  @state() private view: HealthState = host.initialState<HealthState>();
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    host.onNotification(DidChangeHealthNotification, (s) => {
-      this.view = s;
-    });
-    host.ready();
-  }
 
   override render() {
     const { status, report, findings, failureModes, problems, error, store } = this.view;

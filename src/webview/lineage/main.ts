@@ -1,18 +1,21 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
-import { css, html, LitElement, nothing, svg } from 'lit';
-import { customElement, state } from 'lit/decorators.js';
+import { css, html, nothing, svg } from 'lit';
+import { customElement } from 'lit/decorators.js';
 import { DidChangeLineageNotification, NODE_HEIGHT, NODE_WIDTH, OpenVersionCommand, RefreshLineageCommand, type LineageGraphNode, type LineageState } from '../../viewer/lineage/protocol';
-import { HostConnection } from '../../viewer/client';
+import { AppElement, appStyles, host } from '../shared/app';
 
-const host = new HostConnection();
 
 /** Text is cut to fit a node; the whole text is in the node's tooltip. */
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 @customElement('evo-lineage-app')
-export class LineageApp extends LitElement {
-  static override styles = css`
-    :host { display: block; padding: 16px 24px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+export class LineageApp extends AppElement<LineageState> {
+  protected readonly stateNotification = DidChangeLineageNotification;
+
+  static override styles = [
+    appStyles,
+    css`
+    :host { padding: 16px 24px; }
     header { display: flex; align-items: center; gap: 12px; margin-bottom: 8px; }
     h1 { font-size: 1.4em; font-weight: 600; margin: 0; flex: 1; }
     .meta { color: var(--vscode-descriptionForeground); font-size: 0.9em; }
@@ -47,17 +50,10 @@ export class LineageApp extends LitElement {
     .neg { border-left: 3px solid var(--vscode-charts-red); padding: 4px 10px; margin: 6px 0; background: var(--vscode-editorWidget-background); }
     .neg b { cursor: pointer; }
     .error { color: var(--vscode-errorForeground); }
-  `;
+    `,
+  ];
 
-  @state() private view: LineageState = host.initialState<LineageState>();
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    host.onNotification(DidChangeLineageNotification, (s) => {
-      this.view = s;
-    });
-    host.ready();
-  }
 
   private open(id: string) {
     host.send(OpenVersionCommand, { id });

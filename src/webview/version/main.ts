@@ -1,20 +1,23 @@
 import '@vscode-elements/elements/dist/vscode-button/index.js';
 import '@vscode-elements/elements/dist/vscode-progress-ring/index.js';
-import { css, html, LitElement, nothing } from 'lit';
-import { customElement, state } from 'lit/decorators.js';
+import { css, html, nothing } from 'lit';
+import { customElement } from 'lit/decorators.js';
 import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../viewer/version/protocol';
-import { HostConnection } from '../../viewer/client';
+import { AppElement, appStyles, host } from '../shared/app';
 
-const host = new HostConnection();
 
 const num = (n: number | null) => (n === null ? '—' : String(Number(n.toPrecision(4))));
 const signed = (n: number | null) => (n === null ? '' : n === 0 ? '±0' : `${n > 0 ? '+' : '−'}${num(Math.abs(n))}`);
 const when = (iso: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '');
 
 @customElement('evo-version-app')
-export class VersionApp extends LitElement {
-  static override styles = css`
-    :host { display: block; padding: 14px 20px; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+export class VersionApp extends AppElement<VersionEvidenceState> {
+  protected readonly stateNotification = DidChangeVersionNotification;
+
+  static override styles = [
+    appStyles,
+    css`
+    :host { padding: 14px 20px; }
     header { display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap; }
     h1 { font-size: 1.35em; font-weight: 600; margin: 0; }
     h2 { font-size: 0.85em; text-transform: uppercase; letter-spacing: 0.04em; color: var(--vscode-descriptionForeground); margin: 0 0 6px; font-weight: 600; }
@@ -52,17 +55,10 @@ export class VersionApp extends LitElement {
     dl.figures { margin: 6px 0; }
     ul.reasons { margin: 4px 0; padding-left: 18px; }
     ul.reasons li { overflow-wrap: anywhere; }
-  `;
+    `,
+  ];
 
-  @state() private view: VersionEvidenceState = host.initialState<VersionEvidenceState>();
 
-  override connectedCallback(): void {
-    super.connectedCallback();
-    host.onNotification(DidChangeVersionNotification, (s) => {
-      this.view = s;
-    });
-    host.ready();
-  }
 
   override render() {
     const v = this.view;
