@@ -371,9 +371,14 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     await pickRow('REVISE…').waitFor({ timeout: 30_000 });
     const ev = await resultFrame(/^diagnosis gate/, 30_000);
     assert.match(await ev.locator('[data-testid="human-summary"]').innerText(), /WAITING FOR AN ANSWER/);
-    await pickRow('REVISE…').click();
     const input = page.locator('.quick-input-widget input');
-    await page.locator('.quick-input-widget', { hasText: 'REVISE the diagnosis gate' }).waitFor({ timeout: 15_000 });
+    const revisePrompt = page.locator('.quick-input-widget', { hasText: 'REVISE the diagnosis gate' });
+    // The evidence opening beside re-lays the window out; a click that lands while the list
+    // moves misses its row, and the pick stays open: pick again until the feedback prompt shows.
+    for (let attempt = 1; ; attempt++) {
+      if (await pickRow('REVISE…').isVisible()) await pickRow('REVISE…').click();
+      try { await revisePrompt.waitFor({ timeout: 5_000 }); break; } catch (e) { if (attempt === 3) throw e; }
+    }
     await input.fill('target the dead groups first; keep the format reward');
     await input.press('Enter');
     await toast('answered the diagnosis gate: REVISE').waitFor({ timeout: 30_000 });
