@@ -73,7 +73,7 @@ interface Run {
   frames: number[];
   /** Main-thread tasks over 50 ms during the scroll (the page's own work, as opposed to a busy machine). */
   longTasks: number[];
-  /** Durations of the page's render updates during the scroll. */
+  /** Durations of the rollout table's render updates during the scroll. */
   updates: number[];
   maxRowsInDom: number;
   placeholdersAtEnd: number;
@@ -95,8 +95,8 @@ const SCROLL_IN_PAGE = `function (rows, perFrame) {
     var maxRowsInDom = 0;
     var last = 0;
     var longTasks = [];
-    // The page's own rendering work per update (Lit's update), apart from what a busy machine adds.
-    var host = document.querySelector('evo-explorer-app');
+    // The table's own rendering work per update (Lit's update), apart from what a busy machine adds.
+    var host = app.querySelector('evo-rollout-table');
     var updates = [];
     var update = host.update;
     host.update = function (changed) { var t0 = performance.now(); update.call(host, changed); updates.push(performance.now() - t0); };

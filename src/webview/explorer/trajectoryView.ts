@@ -1,0 +1,142 @@
+import { html, nothing } from 'lit';
+import { customElement, property, state } from 'lit/decorators.js';
+import { MoreTextRequest, type TextChunk, type TextPart, type Trajectory, type TrajectoryMessage } from '../../viewer/explorer/protocol';
+import { ansiSegments, diffLines, formatChars, modeLabel as label, plainText, type Segment } from './text';
+import './tokenStrip';
+import { host } from '../shared/app';
+import { ExplorerPart } from './part';
+
+function partKey(p: TextPart): string {
+  return p.kind === 'message' ? `message:${p.index}` : p.kind;
+}
+
+/**
+ * Texts grown by "Show more" and their parsed ANSI segments, kept by the app for the page's
+ * life (a trajectory opened again shows what was already fetched).
+ */
+export class GrownTexts {
+  /** Key `${id}|${part}`. */
+  readonly chunks = new Map<string, TextChunk>();
+  readonly segments = new Map<string, { end: number; segments: Segment[] }>();
+}
+
+/**
+ * One rollout's trajectory: its facts, every message (command, exit code, flags, text with
+ * ANSI colours, the per-token heat strips of its model calls), the answer, the ground truth
+ * and the submitted diff. Long texts come in chunks: "Show more" fetches the next one.
+ */
+@customElement('evo-trajectory-view')
+export class TrajectoryView extends ExplorerPart {
+  @property({ attribute: false }) trajectory: Trajectory | null = null;
+  @property({ attribute: false }) error: string | null = null;
+  @property({ attribute: false }) texts = new GrownTexts();
+  @property({ attribute: false }) onClose: () => void = () => {};
+  /** Bumped when a "show more" page arrives. */
+  @state() private grownVersion = 0;
+
+  override render() {
+    const t = this.trajectory;
+    if (!t) {
+      return html`<div class="traj" data-testid="trajectory">${this.error ? html`<p class="error">${this.error}</p>` : html`<vscode-progress-ring aria-label="Loading the trajectory"></vscode-progress-ring>`}</div>`;
+    }
+    return html`<div class="traj" data-testid="trajectory" data-rollout=${t.id}>
+      <header>
+        <h2>Rollout ${t.id} · ${plainText(t.prompt_id)}</h2>
+        <span class="grow"></span>
+        <vscode-button secondary icon="close" data-testid="trajectory-close" @click=${() => this.onClose()}>Close</vscode-button>
+      </header>
+      <div class="facts meta">
+        <span>run ${plainText(t.run_id)}${t.version ? ` · version ${plainText(t.version)}` : ''} · step ${t.step} · ${t.split}</span>
+        <span data-testid="trajectory-mode">failure mode: <b>${label(t.failure_mode)}</b></span>
+        <span>reward ${t.reward ?? '—'}</span>
+        <span class=${t.correct ? 'ok' : t.correct === false ? 'bad' : ''}>${t.correct === null ? 'no verdict' : t.correct ? 'correct' : 'incorrect'}</span>
+        <span>${t.num_turns ?? '—'} turns</span>
+        <span>stop: ${t.stop_reason ?? '—'}</span>
+        <span>source ${t.raw_ref}</span>
+      </div>
+      ${t.messages.map((m) => this.messageView(t, m))}
+      ${t.tokens.some((k) => k.messageIndex === null)
+        ? html`<div class="msg" data-testid="tokens-unplaced"><div class="msg-head"><span class="role">Tokens of model calls with no message shown</span></div>
+            ${t.tokens.filter((k) => k.messageIndex === null).map((k) => html`<div class="meta">call ${k.turn + 1}</div><evo-token-strip .strip=${k}></evo-token-strip>`)}</div>`
+        : nothing}
+      ${t.answer ? this.textBlock(t, 'answer', { kind: 'answer' }, 'Answer') : nothing}
+      ${t.groundTruth ? this.textBlock(t, 'ground-truth', { kind: 'groundTruth' }, 'Ground truth') : nothing}
+      ${t.diff ? this.diffView() : nothing}
+    </div>`;
+  }
+
+  private baseChunk(part: TextPart): TextChunk | null {
+    const t = this.trajectory;
+    if (!t) return null;
+    if (part.kind === 'message') return t.messages[part.index]?.content ?? null;
+    return t[part.kind];
+  }
+
+  private textOf(part: TextPart): TextChunk | null {
+    if (!this.trajectory) return null;
+    return this.texts.chunks.get(`${this.trajectory.id}|${partKey(part)}`) ?? this.baseChunk(part);
+  }
+
+  private segments(key: string, c: TextChunk): Segment[] {
+    const hit = this.texts.segments.get(key);
+    if (hit && hit.end === c.end) return hit.segments;
+    const segments = ansiSegments(c.text);
+    this.texts.segments.set(key, { end: c.end, segments });
+    return segments;
+  }
+
+  private more(part: TextPart): void {
+    const c = this.textOf(part);
+    if (!c || !this.trajectory) return;
+    const id = this.trajectory.id;
+    host.request(MoreTextRequest, { id, part, offset: c.end }).then(
+      (chunk) => {
+        if (id !== this.trajectory?.id) return;
+        const key = `${id}|${partKey(part)}`;
+        const prev = this.texts.chunks.get(key) ?? this.baseChunk(part);
+        if (!prev || prev.end !== chunk.end - chunk.text.length) return;
+        this.texts.chunks.set(key, { text: prev.text + chunk.text, length: chunk.length, end: chunk.end });
+        this.grownVersion++;
+      },
+      (err: Error) => console.error(`more text of rollout ${id}: ${err.message}`),
+    );
+  }
+
+  private messageView(t: Trajectory, m: TrajectoryMessage) {
+    const failed = m.exitCode !== null && m.exitCode !== 0;
+    const flags = [m.formatError && 'format error', m.timeout && 'timeout', m.truncated && 'output truncated'].filter(Boolean);
+    return html`<div class="msg ${m.role === 'assistant' ? 'assistant' : ''} ${failed || m.formatError || m.timeout ? 'failed' : ''}" data-testid="msg-${m.index}">
+      <div class="msg-head">
+        <span class="role">${m.role}</span><span>#${m.index}</span>${m.part === 'prompt' ? html`<span>prompt</span>` : nothing}
+        ${m.actionKind && m.actionKind !== 'message' && m.actionKind !== 'observation' ? html`<span>${m.actionKind}</span>` : nothing}
+        ${m.exitCode !== null ? html`<span class="rc ${failed ? 'bad' : 'ok'}" data-testid="rc-${m.index}">exit ${m.exitCode}</span>` : nothing}
+        ${flags.map((f) => html`<span class="flag">${f}</span>`)}
+      </div>
+      ${m.command ? html`<pre class="cmd" data-testid="cmd-${m.index}">$ ${m.command}</pre>` : nothing}
+      ${this.textBody(`${t.id}|message:${m.index}`, { kind: 'message', index: m.index }, `text-${m.index}`)}
+      ${t.tokens.filter((k) => k.messageIndex === m.index).map((k) => html`<evo-token-strip .strip=${k}></evo-token-strip>`)}
+    </div>`;
+  }
+
+  private textBody(key: string, part: TextPart, testid: string) {
+    const c = this.textOf(part);
+    if (!c) return nothing;
+    const left = c.length - c.end;
+    return html`<pre class="text" data-testid=${testid}>${this.segments(key, c).map((s) => (s.classes ? html`<span class=${s.classes}>${s.text}</span>` : s.text))}</pre>
+      ${left > 0 ? html`<vscode-button secondary class="more" data-testid="more-${testid}" @click=${() => this.more(part)}>Show more (${formatChars(left)} left of ${formatChars(c.length)})</vscode-button>` : nothing}`;
+  }
+
+  private textBlock(t: Trajectory, testid: string, part: TextPart, title: string) {
+    return html`<div class="msg" data-testid=${testid}><div class="msg-head"><span class="role">${title}</span></div>${this.textBody(`${t.id}|${partKey(part)}`, part, `text-${testid}`)}</div>`;
+  }
+
+  private diffView() {
+    const c = this.textOf({ kind: 'diff' })!;
+    const left = c.length - c.end;
+    return html`<div class="diff" data-testid="diff">
+      <h2>Submitted diff</h2>
+      <pre>${diffLines(c.text).map((l) => html`<span class="dl ${l.kind}">${l.text || ' '}</span>`)}</pre>
+      ${left > 0 ? html`<vscode-button secondary class="more" data-testid="more-diff" @click=${() => this.more({ kind: 'diff' })}>Show more (${formatChars(left)} left)</vscode-button>` : nothing}
+    </div>`;
+  }
+}
