@@ -57,6 +57,22 @@ export function releaseInstance(key: string): void {
   else void e.ready.then((i) => i.closeSync()).catch(() => undefined);
 }
 
+const instanceTurns = new Map<string, Promise<unknown>>();
+
+/**
+ * Runs `fn` after the work queued before it on the same instance (stores on one file
+ * writing the same derived rows and views from their own connections).
+ */
+export function inInstanceTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const next = (instanceTurns.get(key) ?? Promise.resolve()).then(fn);
+  const settled = next.catch(() => undefined);
+  instanceTurns.set(key, settled);
+  void settled.then(() => {
+    if (instanceTurns.get(key) === settled) instanceTurns.delete(key);
+  });
+  return next;
+}
+
 /**
  * What the store's own modules (ingest, queries) work on: the connection and the row
  * readers. Never handed outside src/core/store.

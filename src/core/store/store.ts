@@ -2,12 +2,13 @@
  * The embedded rollout store (DuckDB): opening, closing, and the public API. Imports live
  * in ingest.ts, reads in queries.ts, the shared DuckDB instances in instances.ts.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
 import { columnsOf, createTempTable, ensureDerivedViews, withScopedViews, withTempTables, type TempTable } from './derived';
 import { Ingest, type ImportOptions, type ImportSummary } from './ingest';
-import { acquireInstance, normalizeRow, releaseInstance, type StoreDb } from './instances';
+import { acquireInstance, inInstanceTurn, normalizeRow, releaseInstance, type StoreDb } from './instances';
 import { counts, getRollout, listRollouts, type ListQuery, type RolloutRow, type RolloutSummary, type StepRow } from './queries';
 import { DDL, IMPORT_TABLES, SCHEMA_VERSION } from './schema';
 import type { Scope } from './scope';
@@ -85,9 +86,26 @@ export class RolloutStore {
     for (const t of IMPORT_TABLES) await this.conn.run(`delete from ${t} where import_id > ?`, [top]);
   }
 
-  async all<T = Record<string, unknown>>(sql: string, params: DuckDBValue[] = []): Promise<T[]> {
-    const reader = await this.conn.runAndReadAll(sql, params);
-    return reader.getRowObjectsJS().map(normalizeRow) as T[];
+  /** Whether the running code already has the connection (a statement inside a scoped computation). */
+  private readonly holding = new AsyncLocalStorage<true>();
+
+  private turns: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Runs `fn` with the connection to itself: one statement, or a whole computation (scoped
+   * views, temporary tables, an import) whose statements then run inside without waiting.
+   * A connection's temporary objects are shared by everything that runs on it, and DuckDB
+   * does not take two statements at once on one connection, so callers take turns here.
+   */
+  private inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.holding.getStore()) return fn();
+    const next = this.turns.then(() => this.holding.run(true, fn));
+    this.turns = next.catch(() => undefined);
+    return next;
+  }
+
+  all<T = Record<string, unknown>>(sql: string, params: DuckDBValue[] = []): Promise<T[]> {
+    return this.inTurn(async () => (await this.conn.runAndReadAll(sql, params)).getRowObjectsJS().map(normalizeRow) as T[]);
   }
 
   /**
@@ -118,27 +136,32 @@ export class RolloutStore {
    * Temporary on a read-only store. Call it before reading them; it is cheap once done.
    */
   ensureDerivedViews(): Promise<void> {
-    return ensureDerivedViews(this.db);
+    // Stores sharing the instance (each view of the editor opens its own) refresh the same
+    // views and answer-in-context rows: one at a time, or a row is checked twice.
+    return this.inTurn(() => inInstanceTurn(this.instanceKey, () => ensureDerivedViews(this.db)));
   }
 
-  /** Runs `fn` with the `rollouts` and `steps` views (and the views over them) narrowed to a scope. */
+  /**
+   * Runs `fn` with the `rollouts` and `steps` views (and the views over them) narrowed to a
+   * scope. Other callers of this store wait until `fn` is done.
+   */
   withScopedViews<T>(scope: Scope, fn: () => Promise<T>): Promise<T> {
-    return withScopedViews(this.db, scope, fn);
+    return this.inTurn(() => withScopedViews(this.db, scope, fn));
   }
 
-  /** Runs `fn` with temporary tables made from queries; they are dropped after. */
+  /** Runs `fn` with temporary tables made from queries; they are dropped after. Other callers of this store wait until `fn` is done. */
   withTempTables<T>(tables: TempTable[], fn: () => Promise<T>): Promise<T> {
-    return withTempTables(this.db, tables, fn);
+    return this.inTurn(() => withTempTables(this.db, tables, fn));
   }
 
   /** A temporary table made from a query, kept while the store is open (an index a view reads again and again). */
   createTempTable(table: TempTable): Promise<void> {
-    return createTempTable(this.db, table);
+    return this.inTurn(() => createTempTable(this.db, table));
   }
 
   /** The column names (lower case) a query returns. */
   columnsOf(select: string): Promise<string[]> {
-    return columnsOf(this.db, select);
+    return this.inTurn(() => columnsOf(this.db, select));
   }
 
   /**
@@ -146,8 +169,8 @@ export class RolloutStore {
    * judges' verdicts: `create table if not exists …`, `insert or replace …`). Rollout data
    * is written by import only.
    */
-  async execute(sql: string, params: DuckDBValue[] = []): Promise<void> {
-    await this.conn.run(sql, params);
+  execute(sql: string, params: DuckDBValue[] = []): Promise<void> {
+    return this.inTurn(async () => void (await this.conn.run(sql, params)));
   }
 
   /**
@@ -159,7 +182,8 @@ export class RolloutStore {
    */
   import(paths: string[], opts: ImportOptions = {}): Promise<ImportSummary> {
     this.ingest ??= new Ingest(this.db);
-    return this.ingest.import(paths, opts);
+    const ingest = this.ingest;
+    return this.inTurn(() => ingest.import(paths, opts));
   }
 
   listRollouts(q: ListQuery = {}): Promise<RolloutSummary[]> {
@@ -168,14 +192,12 @@ export class RolloutStore {
 
   private readonly prepared = new Map<string, DuckDBPreparedStatement>();
 
-  private preparedQueue: Promise<unknown> = Promise.resolve();
-
   /**
    * Runs a statement prepared once per store (point lookups: planning dominates their
-   * cost). A prepared statement holds one set of parameters, so calls take turns.
+   * cost). A prepared statement holds one set of parameters: calls take turns like all.
    */
   private preparedAll<T>(sql: string, params: DuckDBValue[]): Promise<T[]> {
-    const next = this.preparedQueue.then(async () => {
+    return this.inTurn(async () => {
       let stmt = this.prepared.get(sql);
       if (!stmt) {
         stmt = await this.conn.prepare(sql);
@@ -184,8 +206,6 @@ export class RolloutStore {
       stmt.bind(params);
       return (await stmt.runAndReadAll()).getRowObjectsJS().map(normalizeRow) as T[];
     });
-    this.preparedQueue = next.catch(() => undefined);
-    return next;
   }
 
   getRollout(id: number): Promise<{ rollout: RolloutRow; steps: StepRow[] } | null> {
