@@ -28,6 +28,37 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
+export interface Editor {
+  server: CodeServer;
+  browser: Browser;
+  page: Page;
+  /** Content-security-policy violations the page's console reported (see watchCspViolations). */
+  csp: string[];
+}
+
+/**
+ * code-server on `workspace`, a browser page at `viewport` watched for CSP violations, the
+ * workbench open with the extension in it (and the secondary side bar closed, for room, with
+ * `hideSecondarySideBar`). What started is stopped again when a later step fails.
+ */
+export async function openEditor(opts: { workspace: string; home: string; viewport: { width: number; height: number }; hideSecondarySideBar?: boolean }): Promise<Editor> {
+  const server = await startCodeServer({ workspace: opts.workspace, home: opts.home });
+  let browser: Browser | undefined;
+  try {
+    browser = await launchBrowser();
+    const page = await browser.newPage({ viewport: opts.viewport });
+    const csp = watchCspViolations(page);
+    await openWorkbench(page, server.url);
+    if (opts.hideSecondarySideBar) await runCommand(page, 'View: Hide Secondary Side Bar', 8_000).catch(() => page.keyboard.press('Escape'));
+    mkdirSync(resultsDir, { recursive: true });
+    return { server, browser, page, csp };
+  } catch (e) {
+    await browser?.close();
+    await server.stop();
+    throw e;
+  }
+}
+
 /** Opens the workbench and waits until the extension's contributions are in it. */
 export async function openWorkbench(page: Page, url: string): Promise<void> {
   await page.goto(url, { waitUntil: 'domcontentloaded' });

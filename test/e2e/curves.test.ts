@@ -10,7 +10,7 @@ import { writeVerlLog } from '../helpers/curves';
 import { vfLine, writeVfEval } from '../helpers/tokens';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
-import { atWebviewWidth, clippedIn, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
+import { atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 const cli = path.join(repoRoot, 'bin', 'evotrainer.js');
 const app = 'evo-curves-app';
@@ -65,13 +65,7 @@ describe('real VS Code: training curves', () => {
     const vf = writeVfEval(path.join(home, 'vf'), [vfLine(7, [[-0.02, -0.4, -3.1, -0.01, -6.5, -0.2], long])]);
     const r = spawnSync(process.execPath, [cli, 'import', vf, '--run', 'vf-eval'], { cwd: workspace, encoding: 'utf8' });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
-    server = await startCodeServer({ workspace, home });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    csp = watchCspViolations(page);
-    await openWorkbench(page, server.url);
-    await runCommand(page, 'View: Hide Secondary Side Bar', 8_000).catch(() => page.keyboard.press('Escape'));
-    mkdirSync(resultsDir, { recursive: true });
+    ({ server, browser, page, csp } = await openEditor({ workspace, home, viewport: { width: 1400, height: 900 }, hideSecondarySideBar: true }));
   });
 
   after(async () => {

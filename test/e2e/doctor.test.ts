@@ -9,7 +9,7 @@ import { requireSharedData, sweDir } from '../helpers/data';
 import { writeHostileTrajectory } from '../helpers/hostile';
 import { startScriptedLlm, type ScriptedLlm } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
-import { activityBarItem, assertBarsProportional, atWebviewWidth, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, assertBarsProportional, atWebviewWidth, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -43,12 +43,7 @@ describe('real VS Code (code-server in Chromium)', () => {
     // The harness's own metric, with its own threshold: the Health panel shows it as `evotrainer health` does.
     mkdirSync(path.join(workspace, 'diagnostics', 'metrics'), { recursive: true });
     writeFileSync(path.join(workspace, 'diagnostics', 'metrics', 'long_trajectories.sql'), '-- description: share of trajectories over 30 assistant turns\n-- dimension: efficiency\n-- unit: ratio\n-- warning: > 0.2\nselect id, (assistant_turns > 30)::int as value from rollout_features\n');
-    server = await startCodeServer({ workspace, home });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    csp = watchCspViolations(page);
-    await openWorkbench(page, server.url);
-    mkdirSync(resultsDir, { recursive: true });
+    ({ server, browser, page, csp } = await openEditor({ workspace, home, viewport: { width: 1400, height: 900 } }));
   });
 
   after(async () => {

@@ -7,7 +7,7 @@ import type { Browser, Frame, Page } from 'playwright-core';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { HUGE_LINE_END, IMG_TEXT, SCRIPT_TEXT, writeHostileTrajectory } from '../helpers/hostile';
 import { repoRoot, tempDir } from '../helpers/tmp';
-import { assertBarsProportional, atWebviewWidth, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
+import { assertBarsProportional, atWebviewWidth, findFrame, openEditor, resultsDir, runCommand, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -76,14 +76,8 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
     }
     const list = spawnSync(process.execPath, [cli, 'rollouts', 'list', '--run', 'hostile', '--json'], { cwd: workspace, encoding: 'utf8' });
     hostileId = (JSON.parse(list.stdout) as { id: number }[])[0]!.id;
-    server = await startCodeServer({ workspace, home });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1500, height: 950 } });
-    csp = watchCspViolations(page);
-    await openWorkbench(page, server.url);
     // Room for the explorer: the secondary side bar, when the editor opens it, goes.
-    await runCommand(page, 'View: Hide Secondary Side Bar', 8_000).catch(() => page.keyboard.press('Escape'));
-    mkdirSync(resultsDir, { recursive: true });
+    ({ server, browser, page, csp } = await openEditor({ workspace, home, viewport: { width: 1500, height: 950 }, hideSecondarySideBar: true }));
   });
 
   after(async () => {

@@ -11,7 +11,7 @@ import { recordSkill } from '../../src/core/harness/skills';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, refsSnapshot, REWARD } from '../integration/harness/helpers';
-import { activityBarItem, atWebviewWidth, clippedIn, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -45,12 +45,7 @@ describe('real VS Code: versions, lineage, skills', () => {
     // The real SWE trajectories, as the rollouts of v2 (for its findings).
     const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', path.join(sweDir, 'trajs'), '--run', 'swe', '--version', 'v2'], { cwd: workspace, encoding: 'utf8' });
     assert.equal(imported.status, 0, imported.stderr);
-    server = await startCodeServer({ workspace, home });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-    csp = watchCspViolations(page);
-    await openWorkbench(page, server.url);
-    mkdirSync(resultsDir, { recursive: true });
+    ({ server, browser, page, csp } = await openEditor({ workspace, home, viewport: { width: 1500, height: 900 } }));
   });
 
   after(async () => {
