@@ -72,6 +72,20 @@ class MeasureEquivalenceTest(unittest.TestCase):
         except ImportError:
             self.assertEqual(len(lines), 1)
 
+    def test_plain_rows_with_an_out_of_scope_reason_are_counted_not_scored(self):
+        doc = {"cases": [
+            {"a": "x+x", "b": "2*x", "equiv": True},
+            {"a": "x", "b": "y", "equiv": False},
+            {"a": "expand((x+1)^2)", "b": "x^2+2*x+1", "equiv": True, "out_of_scope": "CAS command"},
+            {"a": "ab", "b": "ba", "equiv": True, "out_of_scope": "form comparison"},
+            {"a": "expand(x*(x+1))", "b": "x+x^2", "equiv": True, "out_of_scope": "CAS command"},
+        ]}
+        r = run(doc, "--mode", "stdlib")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        res = json.loads(r.stdout)
+        self.assertEqual((res["rows"], res["pos"], res["neg"], res["tp"], res["tn"]), (5, 1, 1, 1, 1))
+        self.assertEqual(res["out_of_scope"], {"CAS command": 2, "form comparison": 1})
+
     def test_bad_input_says_where(self):
         r = run({"cases": [{"student": "x", "teacher": "x", "mark": 7}]}, "--mode", "stdlib")
         self.assertNotEqual(r.returncode, 0)

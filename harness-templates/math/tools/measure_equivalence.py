@@ -6,7 +6,8 @@ alone and with sympy (when importable), and prints the counts and the balanced a
 Two case formats are read:
 
 - ``{"cases": [{"a": ..., "b": ..., "equiv": true|false}]}`` (the suites under
-  test/fixtures/templates/math-equivalence), scored as they are;
+  test/fixtures/templates/math-equivalence), scored as they are; a case with an ``"out_of_scope"``
+  reason is counted under that reason and not scored;
 - ``{"source": {...}, "cases": [{"student": ..., "teacher": ..., "mark": 1|0|-1|-3}]}``: rows of a
   STACK answer-test results page (Maxima syntax; mark 1 = equivalent, 0 = not, -1 = an error case,
   -3 = a known STACK failure). Only the notation is translated (``%pi`` -> ``\\pi``, ``{...}`` ->
@@ -140,6 +141,9 @@ def load_cases(path):
     scored, skipped = [], {}
     for n, c in enumerate(doc["cases"]):
         if "equiv" in c:
+            if c.get("out_of_scope"):
+                skipped[c["out_of_scope"]] = skipped.get(c["out_of_scope"], 0) + 1
+                continue
             scored.append({"a": c["a"], "b": c["b"], "equiv": bool(c["equiv"]), "raw": [c["a"], c["b"]]})
             continue
         if not {"student", "teacher", "mark"} <= set(c):
