@@ -321,6 +321,59 @@ _KNOWN = set(_FUNCTIONS) | set(_GREEK) | {"sqrt", "root", "binom", "abs", "pi"}
 _LOG_BASE = re.compile(r"^log_(\d+|[A-Za-z])$")
 _TOKEN = re.compile(r"\s*(?:(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)|([A-Za-z]+(?:_[A-Za-z0-9]+)?'*)|(\*\*|[-+*/(),!]))")
 
+# CAS and calculator spellings (KAS, nerdamer, mathjs, graphing calculators): reciprocal hyperbolic and inverse
+# reciprocal trigonometric functions, rounding functions, real n-th roots and the spelled-out factorial.
+_MORE_FUNCTIONS = ("sech", "csch", "coth", "arcsec", "arccsc", "arccot", "arcsinh", "arccosh", "arctanh",
+                   "floor", "ceil", "round", "trunc", "cbrt", "nthroot", "factorial")
+_KNOWN |= set(_MORE_FUNCTIONS)
+_FLOOR_CEIL = re.compile(r"(?:\\(?:left|right|bigl|bigr|Bigl|Bigr)\s*)?(\\[lr](?:floor|ceil)|[⌊⌋⌈⌉])")
+
+
+def _more_latex_functions(t: str) -> str:
+    """``\\coth x``, ``\\operatorname{sech}`` (already unwrapped), ``\\lfloor x \\rfloor``, ``⌈x⌉`` to function calls."""
+    for name in _MORE_FUNCTIONS:
+        t = re.sub(r"\\" + name + r"(?![A-Za-z])", " " + name + " ", t)
+    opening = {"\\lfloor": " floor(", "⌊": " floor(", "\\lceil": " ceil(", "⌈": " ceil("}
+    return _FLOOR_CEIL.sub(lambda m: opening.get(m.group(1), ")"), t)
+
+
+def _more_function(name: str, args):
+    """Values of the ``_MORE_FUNCTIONS`` (and of ``fact`` at a non-integer: Gamma(x + 1), so (1/2)! = sqrt(pi)/2)."""
+    if name == "nthroot" and len(args) in (1, 2):
+        return _root(args[0], args[1]) if len(args) == 2 else _fn("sqrt", args[0])
+    if len(args) != 1:
+        raise ValueError("wrong number of arguments")
+    v = args[0]
+    if name == "cbrt":
+        return _root(v, Fraction(3))
+    if isinstance(v, complex):
+        if abs(v) > 1e6:
+            raise ValueError("complex argument out of range")
+        ctable = {"sech": lambda z: 1 / cmath.cosh(z), "csch": lambda z: 1 / cmath.sinh(z), "coth": lambda z: 1 / cmath.tanh(z),
+                  "arcsec": lambda z: cmath.acos(1 / z), "arccsc": lambda z: cmath.asin(1 / z), "arccot": lambda z: cmath.atan(1 / z),
+                  "arcsinh": cmath.asinh, "arccosh": cmath.acosh, "arctanh": cmath.atanh}
+        if name not in ctable:
+            raise ValueError("not defined for complex values")
+        return ctable[name](v)
+    if name in ("floor", "ceil", "round", "trunc"):
+        q = v if isinstance(v, Fraction) else Fraction(float(v))
+        if name == "round":  # half away from zero, as in school
+            return Fraction(math.floor(abs(q) + Fraction(1, 2))) * (1 if q >= 0 else -1)
+        return Fraction({"floor": math.floor, "ceil": math.ceil, "trunc": math.trunc}[name](q))
+    x = float(v)
+    if name in ("fact", "factorial"):
+        if isinstance(v, Fraction) and v.denominator == 1:
+            if not 0 <= v <= 1000:
+                raise ValueError("factorial out of range")
+            return Fraction(math.factorial(int(v)))
+        if x > 170:
+            raise ValueError("factorial out of range")
+        return math.gamma(x + 1)  # raises ValueError at the poles
+    table = {"sech": lambda z: 1 / math.cosh(z), "csch": lambda z: 1 / math.sinh(z), "coth": lambda z: 1 / math.tanh(z),
+             "arcsec": lambda z: math.acos(1 / z), "arccsc": lambda z: math.asin(1 / z), "arccot": lambda z: math.atan(1 / z),
+             "arcsinh": math.asinh, "arccosh": math.acosh, "arctanh": math.atanh}
+    return table[name](x)
+
 
 def _replace_command(s: str, cmd: str, nargs: int, fmt) -> str:
     """Replaces ``cmd{a}{b}`` (balanced braces; ``\\sqrt[n]{a}`` gets its index as a third argument)."""
@@ -363,6 +416,7 @@ def latex_to_python(s: str) -> str:
     t = re.sub(r"\\log\s*_\s*\{?\s*(\d+|[A-Za-z])\s*\}?", r" log_\1 ", t)
     for name in _FUNCTIONS + _GREEK + ("pi",):
         t = re.sub(r"\\" + name + r"(?![A-Za-z])", " " + name + " ", t)
+    t = _more_latex_functions(t)
     t = t.replace("\\cdot", "*").replace("\\times", "*").replace("\\div", "/")
     if "\\" in t or re.search(r"[=<>\[\];&%$]", t):
         raise ValueError("not a simple expression")
@@ -381,7 +435,7 @@ def latex_to_python(s: str) -> str:
         elif m.group(2):
             word = m.group(2)
             if word in _KNOWN or "_" in word or "'" in word or len(word) == 1:
-                is_fn = word in _FUNCTIONS or word in ("sqrt", "root", "binom", "abs") or _LOG_BASE.match(word)
+                is_fn = word in _FUNCTIONS or word in _MORE_FUNCTIONS or word in ("sqrt", "root", "binom", "abs") or _LOG_BASE.match(word)
                 tokens.append(("fn" if is_fn else "name", word))
             else:
                 parts = re.findall(r"pi|[A-Za-z]", word)
@@ -410,7 +464,10 @@ def _apply_bare_functions(tokens):
                 if j + 1 < len(tokens) and tokens[j] == ("op", "**") and tokens[j + 1][0] in ("num", "name"):
                     arg.extend(tokens[j:j + 2])  # \sin x^2 is sin(x^2)
                     j += 2
-            if not arg and j < len(tokens) and tokens[j] == ("op", "("):
+            if not arg and j + 1 < len(tokens) and tokens[j][0] == "fn" and tokens[j + 1] == ("op", "("):
+                arg.append(tokens[j])  # \\ln|x|, \\sin\\sqrt{x}: a function call is the argument
+                j += 1
+            if (not arg or arg == [tokens[j - 1]] and tokens[j - 1][0] == "fn") and j < len(tokens) and tokens[j] == ("op", "("):
                 depth = 0
                 while j < len(tokens):
                     arg.append(tokens[j])
@@ -542,6 +599,8 @@ def _eval(node, env, principal=False):
         name = node.func.id
         if name == "root" and len(args) == 2:
             return _root(args[0], args[1])
+        if name in _MORE_FUNCTIONS or name == "fact" and len(args) == 1 and not (isinstance(args[0], Fraction) and args[0].denominator == 1):
+            return _more_function(name, args)
         if name == "binom" and len(args) == 2 and all(isinstance(x, Fraction) and x.denominator == 1 and 0 <= x <= 1000 for x in args):
             return Fraction(math.comb(int(args[0]), int(args[1])))
         if name == "fact" and len(args) == 1 and isinstance(args[0], Fraction) and args[0].denominator == 1 and 0 <= args[0] <= 1000:

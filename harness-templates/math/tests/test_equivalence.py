@@ -306,6 +306,43 @@ class NotationTest(unittest.TestCase):
         self.same("\\log_b b^2", "2")
         self.differ("\\log_2 8", "4")
 
+    def test_cas_and_calculator_function_spellings(self):
+        # reciprocal hyperbolic and inverse reciprocal trigonometric functions (arccot x = arctan(1/x))
+        self.same("\\operatorname{sech} x", "sech(x)", "\\frac{1}{\\cosh x}")
+        self.same("\\coth x", "1/tanh x", "\\frac{\\cosh x}{\\sinh x}")
+        self.same("arccot(x)", "\\arctan\\frac1x")
+        self.same("arcsec 2", "\\frac{\\pi}{3}")
+        self.differ("\\coth x", "\\tanh x")
+        self.differ("arcsec 2", "\\frac{\\pi}{6}")
+        # rounding functions, in words and brackets
+        self.same("\\lfloor \\frac72 \\rfloor", "floor(3.5)", "\\left\\lfloor 7/2 \\right\\rfloor", "⌊7/2⌋", "3")
+        self.same("\\lceil \\frac72 \\rceil", "ceil(7/2)", "4")
+        self.same("floor(-10.3)", "-11")
+        self.same("round(-10.5)", "-11")  # half away from zero
+        self.same("trunc(-9.99)", "-9")
+        self.differ("\\lfloor \\frac72 \\rfloor", "4")
+        self.differ("floor(-10.3)", "-10")
+        self.differ("trunc(-9.99)", "-10")
+        # real n-th roots
+        self.same("cbrt(-8)", "nthroot(-8, 3)", "-2")
+        self.same("cbrt(27x^3)", "3x")
+        self.same("nthroot(81, 4)", "3")
+        self.differ("cbrt(-8)", "2")
+        self.differ("nthroot(81, 4)", "9")
+        # the spelled-out factorial, and the factorial at a non-integer (Gamma(x + 1))
+        self.same("factorial(5)", "5!", "120")
+        self.same("factorial(n)/factorial(n-1)", "n")
+        self.same("(1/2)!", "\\frac{\\sqrt{\\pi}}{2}")
+        self.differ("(1/2)!", "\\sqrt{\\pi}")
+        self.differ("factorial(5)", "24")
+
+    def test_a_function_call_as_the_argument_of_a_bare_function(self):
+        self.same("\\ln|x^2|", "2\\ln|x|", "\\ln(x^2)")
+        self.same("\\sin\\sqrt{x}", "\\sin(x^{1/2})")
+        self.same("f(x) = \\ln|x| + C", "f(x) - \\ln|x| - C = 0")
+        self.differ("\\ln|x+1|", "\\ln|x-1|")
+        self.differ("\\sin\\sqrt{x}", "\\sqrt{\\sin x}")
+
     def test_words_and_products_of_letters(self):
         self.same("White", "white", "\\text{white}")
         self.same("xy", "yx", "x \\cdot y")
