@@ -32,6 +32,9 @@ class MeasureEquivalenceTest(unittest.TestCase):
         self.assertEqual(maxima_to_latex("%union(oc(1,2),co(2,inf))"), "\\left(1, 2\\right] \\cup \\left[2, \\infty\\right)")
         self.assertEqual(maxima_to_latex("lg(8,2)+lg(x)"), "\\log_{2}(8)+\\log_{10}(x)")
         self.assertEqual(maxima_to_latex("x#pm#1 and y#2"), "x\\pm 1 and y\\ne 2")
+        # sets inside rewritten calls are escaped once
+        self.assertEqual(maxima_to_latex("matrix([x>4,{1,x^2}])"), "\\begin{pmatrix}x>4 & \\{1,x^2\\}\\end{pmatrix}")
+        self.assertEqual(maxima_to_latex("%union({-1,1})"), "\\{-1,1\\}")
 
     def test_stack_rows_are_scored_with_their_own_verdicts(self):
         doc = {"source": {"repository": "example/cas-tests", "path": "page.md", "commit": "0" * 40}, "cases": [

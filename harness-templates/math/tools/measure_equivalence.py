@@ -81,7 +81,7 @@ def _rewrite_calls(s, name, fmt):
         if not m:
             return out + s[i:]
         args, end = _args_at(s, m.end() - 1)
-        out += s[i:m.start()] + fmt([maxima_to_latex(a) for a in args])
+        out += s[i:m.start()] + fmt([_notation(a) for a in args])
         i = end
 
 
@@ -101,7 +101,11 @@ def _lists_to_tuples(s):
 
 def maxima_to_latex(s):
     """Notation only: Maxima/STACK input syntax -> the LaTeX-ish text a model would write."""
-    s = s.strip().replace("{", "\\{").replace("}", "\\}")  # Maxima braces are sets
+    return _notation(s.strip().replace("{", "\\{").replace("}", "\\}"))  # Maxima braces are sets
+
+
+def _notation(s):
+    """maxima_to_latex after the set braces are escaped (the arguments of rewritten calls come here again)."""
     s = re.sub(r"\bnounand\b", "and", s)
     s = re.sub(r"\bnounor\b", "or", s)
     s = s.replace("#pm#", "\\pm ")
