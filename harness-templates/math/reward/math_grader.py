@@ -375,6 +375,35 @@ def _more_function(name: str, args):
     return table[name](x)
 
 
+def _postfix_factorials(src: str) -> str:
+    """Each ``!`` of the joined source applied to its operand: ``x !``, ``3 !``, a parenthesised group with
+    nested parentheses (``( 2 * ( n + 1 ) ) !``) or a call (``sqrt ( 2 ) !``) -> ``fact(...)``; ``n!!`` (a double
+    factorial) is not read."""
+    if re.search(r"!\s*!", src):
+        raise ValueError("double factorial")
+    while "!" in src:
+        k = src.index("!")
+        j = len(src[:k].rstrip()) - 1
+        if j < 0:
+            raise ValueError("factorial without an operand")
+        if src[j] == ")":
+            start, depth = j, 0
+            while start >= 0:
+                depth += (src[start] == ")") - (src[start] == "(")
+                if depth == 0:
+                    break
+                start -= 1
+            if start < 0:
+                raise ValueError("unbalanced parentheses")
+            name = re.search(r"[A-Za-z_][A-Za-z_0-9]*\s*$", src[:start])
+            if name:
+                start = name.start()
+        else:
+            start = re.search(r"\S+$", src[:j + 1]).start()
+        src = src[:start] + "fact(%s)" % src[start:j + 1] + src[k + 1:]
+    return src
+
+
 def _replace_command(s: str, cmd: str, nargs: int, fmt) -> str:
     """Replaces ``cmd{a}{b}`` (balanced braces; ``\\sqrt[n]{a}`` gets its index as a third argument)."""
     for _ in range(50):
@@ -501,8 +530,7 @@ def _join(tokens) -> str:
         out.append(val)
         prev = (kind, val)
     src = " ".join(out)
-    src = re.sub(r"(\S+|\([^()]*\))\s*!", lambda m: "fact(%s)" % m.group(1), src)
-    return src
+    return _postfix_factorials(src)
 
 
 def _fn(name, v, principal=False):

@@ -335,6 +335,11 @@ class NotationTest(unittest.TestCase):
         self.same("(1/2)!", "\\frac{\\sqrt{\\pi}}{2}")
         self.differ("(1/2)!", "\\sqrt{\\pi}")
         self.differ("factorial(5)", "24")
+        # the factorial of a group with nested parentheses
+        self.same("(2(n+1))!", "(2n+2)!", "factorial(2n+2)")
+        self.same("\\frac{(2(n+1))!}{(2n+1)!}", "2n+2")
+        self.differ("(2(n+1))!", "(2n+1)!")
+        self.assertIsNone(math_grader.value_of("5!!"))  # a double factorial (15) is not read as (5!)!
 
     def test_a_function_call_as_the_argument_of_a_bare_function(self):
         self.same("\\ln|x^2|", "2\\ln|x|", "\\ln(x^2)")
