@@ -95,6 +95,7 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
   const token = randomBytes(24).toString('base64url');
   const prefix = `/${token}/`;
   let port = 0;
+  const pageAt = (name: string | undefined): ViewerPage | undefined => (name !== 'assets' && Object.hasOwn(opts.pages, name ?? '') ? opts.pages[name ?? ''] : undefined);
   const allowedHosts = () => new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -107,12 +108,12 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
     const rest = url.pathname.slice(prefix.length - 1);
     // A page's own path without its closing slash: its relative links and API need it.
     const bare = /^(?:\/([a-z][a-z0-9-]*))?$/.exec(rest);
-    if (bare && opts.pages[bare[1] ?? ''] && req.method === 'GET') {
+    if (bare && pageAt(bare[1]) && req.method === 'GET') {
       res.writeHead(302, { location: `${prefix}${bare[1] ? `${bare[1]}/` : ''}${url.search}` });
       return res.end();
     }
     const route = /^\/(?:([a-z][a-z0-9-]*)\/)?(api)?$/.exec(rest);
-    const page = route && route[1] !== 'assets' ? opts.pages[route[1] ?? ''] : undefined;
+    const page = route ? pageAt(route[1]) : undefined;
     if (page && !route![2] && req.method === 'GET') {
       const state = await page.initialState(url.searchParams);
       const nonce = randomBytes(16).toString('base64');

@@ -112,6 +112,7 @@ describe('evotrainer view --curves (the training curves in a browser, over HTTP)
     assert.equal((await post({ id: 1, method: 'explorer/query', params: {} })).status, 400, "the explorer's methods are not the curves page's");
     assert.equal((await fetch(new URL('../api', curvesUrl), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method: 'curves/refresh' }) })).status, 400, "nor the curves' the explorer's");
     assert.equal((await fetch(`http://127.0.0.1:${curvesUrl.port}/wrong/curves/`)).status, 403);
+    for (const p of ['../constructor/', '../toString/api', '../assets/', '../nothing/']) assert.equal((await fetch(new URL(p, curvesUrl))).status, 404, p);
   });
 
   it('says what is wrong with --metric without --curves, and stops on SIGINT', async () => {
