@@ -14,6 +14,7 @@ import { discoverCurves, isLogName } from './curves';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readHead, type IgnoredFile } from './importers';
+import { documentTooLarge, maxDocumentBytes } from './importers/documentSize';
 import { DuplicateKeyScan } from './importers/jsonLines';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
 import type { StoreDb } from './instances';
@@ -42,6 +43,8 @@ export interface ImportOptions {
   onProgress?: (p: { file: string; rollouts: number }) => void;
   /** Let DuckDB read formats it can map column to column (default true; false forces streaming). */
   bulk?: boolean;
+  /** A file read whole (a trajectory, a JSON document) over this many bytes is refused before it is read (default: importers/documentSize.ts). */
+  maxDocumentBytes?: number;
 }
 
 export interface FileImportResult {
@@ -58,6 +61,8 @@ export interface FileImportResult {
   steps: number;
   badRecords: number;
   importId?: number;
+  /** Why the whole file was set aside (--on-error skip|quarantine), e.g. over the size limit. */
+  setAside?: string;
 }
 
 export interface ImportSummary {
@@ -123,6 +128,7 @@ export class Ingest {
     const summary: ImportSummary = { files: [], ignored: [...waiting, ...ignored.filter((f) => !curveFiles.has(path.resolve(f.file)))], rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
     const batch: Batch = {
+      maxDocumentBytes: maxDocumentBytes(opts.maxDocumentBytes),
       nextImportId: base + 1,
       nextRolloutId: (await this.one<{ n: number }>(`select coalesce(max(id), 0) + 1 as n from rollout_rows`))!.n,
       hashes: new Set((await this.all<{ h: string }>(`select run_id || ':' || content_hash as h from imports`)).map((r) => r.h)),
@@ -202,6 +208,26 @@ export class Ingest {
     }
   }
 
+  /**
+   * A file read whole that is over the size limit: the import fails on it, or with
+   * --on-error skip|quarantine it is set aside as a malformed document is (counted, and kept
+   * in the quarantine table). It is recorded under a marker rather than a content hash (its
+   * bytes are never read): the same file under the same limit is not set aside twice, and
+   * an import under a higher limit reads it.
+   */
+  private setAsideTooLarge(error: ImportError, base: Omit<FileImportResult, 'status'>, run: string, size: number, mtimeMs: number, opts: ImportOptions, batch: Batch, writer: ChunkWriter): FileImportResult {
+    const policy = opts.onError ?? 'fail';
+    if (policy === 'fail') throw error;
+    // Unique to the file (its bytes, unread, cannot tell two files apart) and to the limit it was over.
+    const marker = `${OVER_LIMIT}${batch.maxDocumentBytes}:${size}:${mtimeMs}:${base.file}`;
+    if (batch.hashes.has(`${run}:${marker}`)) return { ...base, status: 'unchanged' };
+    const importId = batch.nextImportId++;
+    if (policy === 'quarantine') writer.quarantine(importId, base.file, error);
+    batch.hashes.add(`${run}:${marker}`);
+    batch.records.push({ id: importId, path: base.file, format: base.format, run, hash: marker, startOffset: 0, endOffset: null, endLine: null, reader: 'stream', size, mtimeMs, rollouts: 0, steps: 0, badRecords: 1 });
+    return { ...base, status: 'imported', badRecords: 1, importId, setAside: error.reason };
+  }
+
   /** Records the command's imports and runs (inside its transaction): this makes its rows visible. */
   private async record(batch: Batch, opts: ImportOptions): Promise<void> {
     if (!batch.records.length) return;
@@ -245,8 +271,10 @@ export class Ingest {
     const base = { file, format: importer.format, run, resumed: false, reader: 'stream' as const, rollouts: 0, steps: 0, badRecords: 0 };
     const { size, mtimeMs } = statSync(file);
     const previous = batch.previous.get(`${run}\0${file}`);
-    // The same file, untouched since it was imported: nothing to read.
-    if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs) return { ...base, status: 'unchanged' };
+    // The same file, untouched since it was imported: nothing to read (unless it was set aside for its size: the limit may be higher now).
+    if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs && !previous.content_hash.startsWith(OVER_LIMIT)) return { ...base, status: 'unchanged' };
+    const tooLarge = !importer.followable && path.extname(file) !== '.parquet' ? documentTooLarge(file, size, batch.maxDocumentBytes) : null;
+    if (tooLarge) return this.setAsideTooLarge(tooLarge, base, run, size, mtimeMs, opts, batch, writer);
     let content: Buffer | undefined;
     let startOffset = 0;
     let startLine = 1;
@@ -528,6 +556,8 @@ interface PreviousImport {
 }
 
 interface Batch {
+  /** Files read whole are refused over this size. */
+  maxDocumentBytes: number;
   nextImportId: number;
   nextRolloutId: number;
   /** `run:content_hash` of everything imported: the same bytes never land twice in a run. */
@@ -723,6 +753,8 @@ function json(a: DuckDBAppender, v: unknown) {
 
 /** Whole documents read ahead of the one being imported (see import). */
 const READ_AHEAD = 3;
+/** The content hash recorded for a file set aside for its size (its bytes unread). */
+const OVER_LIMIT = 'over-limit:';
 /** Documents past this size are read when their turn comes, not ahead (memory stays bounded). */
 const READ_AHEAD_MAX_BYTES = 64 * 1024 * 1024;
 
@@ -742,7 +774,7 @@ function readsAhead(t: { file: string; importer: Importer; run: string }, batch:
     return false; // importFile reports it
   }
   const previous = batch.previous.get(`${t.run}\0${t.file}`);
-  return st.size <= READ_AHEAD_MAX_BYTES && !(previous && previous.file_size === st.size && previous.file_mtime_ms === st.mtimeMs);
+  return st.size <= Math.min(READ_AHEAD_MAX_BYTES, batch.maxDocumentBytes) && !(previous && previous.file_size === st.size && previous.file_mtime_ms === st.mtimeMs);
 }
 
 /** Reads and hashes a file off this thread (libuv's pool). */
