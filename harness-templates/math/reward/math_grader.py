@@ -1143,6 +1143,19 @@ def _merged(intervals):
     return out
 
 
+def _one_relation_variable(node) -> bool:
+    """Whether the relations in a node speak of at most one variable (``x > 2 or y > 2`` is no interval)."""
+    names = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n[0] == "rel":
+            names |= {t for t in re.split(r"<=|>=|<|>", n[1].replace(" ", "")) if re.fullmatch(r"[A-Za-z](?:_\w+)?", t)}
+        elif n[0] in ("union", "and", "inter"):
+            stack.extend(n[1])
+    return len(names) <= 1
+
+
 def _relation_intervals(s: str):
     """``x >= 5``, ``5 <= x``, ``-1 < x <= 3`` as intervals of one variable; None otherwise."""
     pieces = re.split(r"(<=|>=|<|>)", s.replace(" ", ""))
@@ -1333,7 +1346,7 @@ def _nodes_equal(a, b) -> bool:
         return _equation_equal(a, b)
     if {"union", "rel", "and", "inter"} & {ka, kb}:
         ia, ib = _interval_parts(a), _interval_parts(b)
-        if ia is not None and ib is not None:
+        if ia is not None and ib is not None and _one_relation_variable(a) and _one_relation_variable(b):
             return _intervals_equal(ia, ib)
         if ka == "rel" and kb == "rel":
             return a[1].replace(" ", "") == b[1].replace(" ", "") or (
@@ -1653,7 +1666,7 @@ def _without_abs(lhs: str, rhs: str, op: str, depth: int = 0):
 
 def _interval_formula(s: str, var: str):
     """An interval or a union of intervals with numeric endpoints as a formula in ``var``; None otherwise."""
-    node = _parse(s)
+    node = _parse(_strip_lhs(s))
     if node[0] not in ("seq", "union", "inter"):
         return None
     parts = _interval_parts(node)

@@ -205,6 +205,8 @@ class NotationTest(unittest.TestCase):
         self.differ("|x| = 3", "x = 3")
         self.differ("x^2 \\le 9", "|x| < 3")
         self.differ("x^2 > 4", "x > 2 \\text{ or } y < -2")
+        self.differ("x > 2", "x > 2 \\text{ or } y > 2")  # relations of two variables are no interval
+        self.same("x^2 > 4", "x \\in (-\\infty, -2) \\cup (2, \\infty)")
 
     def test_solving_is_bounded(self):
         roots = "(x-1)(x-2)(x-3)(x-4)(x-5)(x-6)(x-7)(x-8)(x-9)(x-10)(x-11)(x-12)"
