@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
 import { requireSharedData, sweDir } from '../helpers/data';
-import { HUGE_LINE_END, IMG_TEXT, SCRIPT_TEXT, writeHostileTrajectory } from '../helpers/hostile';
+import { HUGE_LINE_END, IMG_TEXT, SCRIPT_TEXT, TROJAN_TEXT, writeHostileTrajectory } from '../helpers/hostile';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { assertBarsProportional, atWebviewWidth, findFrame, openEditor, resultsDir, runCommand, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
 
@@ -39,6 +39,18 @@ async function assertInert(frame: Frame): Promise<void> {
   assert.equal(await red.innerText(), 'RED-ALERT');
   assert.notEqual(await red.evaluate((el) => getComputedStyle(el).color), await obs.evaluate((el) => getComputedStyle(el).color), 'the ANSI red is a theme colour');
   assert.match(await frame.locator('[data-testid="diff"]').innerText(), /<script>window.__evoPwned/);
+  // A right-to-left override and isolates ("Trojan Source"): each shown as its marked code point, in logical order.
+  const trojan = frame.locator('[data-testid="text-2"]');
+  const shownText = await trojan.innerText();
+  assert.ok(shownText.includes('if access_level != "user⟨U+202E⟩ ⟨U+2066⟩// Check if admin⟨U+2069⟩ ⟨U+2066⟩" {'), `the override is marked: ${shownText.slice(0, 200)}`);
+  assert.doesNotMatch(shownText, /[\u202a-\u202e\u2066-\u2069]/, 'no bidirectional control reaches the page');
+  const mark = trojan.locator('span.hidden-char').first();
+  assert.equal(await mark.innerText(), '⟨U+202E⟩');
+  assert.equal(await mark.getAttribute('title'), 'U+202E RIGHT-TO-LEFT OVERRIDE');
+  const style = await mark.evaluate((el) => ({ border: getComputedStyle(el).borderTopStyle, colour: getComputedStyle(el).color, text: getComputedStyle(el.parentElement!).color }));
+  assert.equal(style.border, 'solid', 'the mark is boxed');
+  assert.notEqual(style.colour, style.text, 'the mark stands out from the text around it');
+  assert.ok(TROJAN_TEXT.includes('\u202E'));
   // The 10 MB line: 16,000 characters shown, the rest a page at a time.
   const huge = frame.locator('[data-testid="text-5"]');
   const before = (await huge.innerText()).length;

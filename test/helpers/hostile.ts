@@ -6,12 +6,15 @@ export const SCRIPT_TEXT = '<script>window.__evoPwned = "script"</script>';
 export const IMG_TEXT = '<img src=x onerror="window.__evoPwned = \'img\'">';
 /** Red text, a reset, a cursor move and a terminal-title escape. */
 export const ANSI_TEXT = '\u001b[31mRED-ALERT\u001b[0m plain \u001b[2J\u001b]0;pwned-title\u0007after-title';
+/** "Trojan Source": shown raw, a right-to-left override and isolates make this line read other than its logical order. */
+export const TROJAN_TEXT = 'if access_level != "user\u202E \u2066// Check if admin\u2069 \u2066" {';
 export const HUGE_LINE_CHARS = 10 * 1024 * 1024;
 export const HUGE_LINE_END = 'END-OF-THE-HUGE-LINE';
 
 /**
  * A mini-swe-agent trajectory whose every text is hostile: markup in the task, the
- * commands, the observations and the submitted diff; ANSI escapes; and one 10 MB line.
+ * commands, the observations and the submitted diff; ANSI escapes; a bidirectional
+ * override ("Trojan Source"); and one 10 MB line.
  * Written with its SWE-bench report so it imports like the real ones.
  */
 export function writeHostileTrajectory(root: string, id = 'hostile__repo-1'): { hugeMessageIndex: number } {
@@ -31,7 +34,7 @@ export function writeHostileTrajectory(root: string, id = 'hostile__repo-1'): { 
   const messages = [
     { role: 'system', content: 'You are a helpful assistant.' },
     { role: 'user', content: `Fix the page. ${SCRIPT_TEXT} ${IMG_TEXT}` },
-    { role: 'assistant', content: `THOUGHT: look\n\n\`\`\`bash\necho '${IMG_TEXT}' > x.html\n\`\`\`` },
+    { role: 'assistant', content: `THOUGHT: look ${TROJAN_TEXT}\n\n\`\`\`bash\necho '${IMG_TEXT}' > x.html\n\`\`\`` },
     { role: 'user', content: `<returncode>1</returncode>\n<output>\n${ANSI_TEXT}\n${SCRIPT_TEXT}\n</output>` },
     { role: 'assistant', content: 'THOUGHT: print a lot\n\n```bash\npython -c "print(\'A\' * 10485760)"\n```' },
     { role: 'user', content: `<returncode>0</returncode>\n<output>\n${'A'.repeat(HUGE_LINE_CHARS)}${HUGE_LINE_END}\n</output>` },

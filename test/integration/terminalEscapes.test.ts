@@ -8,16 +8,16 @@ import { repoRoot, tempDir } from '../helpers/tmp';
 
 const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
 /** Any control a terminal acts on: C0 but newline and tab (a CR only where it ends a line), DEL, and the C1 set (\u009b is an 8-bit CSI). */
-const RAW_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]|\r(?!\n|$)/m;
+const RAW_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]|\r(?!\n|$)|[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/m;
 
 describe('untrusted text never reaches the terminal as escapes, whichever command prints it (built CLI)', () => {
   const dir = tempDir();
   // Where the text enters: a data source (group ids embed it), a run name, a directory name, and the record itself.
   const source = `src${ANSI_TEXT}\u009b31mC1\u007f`;
-  const run = `run\u001b[2J\u0007\u001b]8;;http://x\u0007link`;
+  const run = `run\u001b[2J\u0007\u001b]8;;http://x\u0007link\u202Eevil\u2066`;
   const dump = path.join(dir, `dump\u001b[31m`, 'rollout_data');
   mkdirSync(dump, { recursive: true });
-  const line = (i: number) => JSON.stringify({ input: `What is ${i >> 1}+2?\u001b[5m`, output: `answer ${i}\u0007`, gts: '4', score: i % 2, step: 3, acc: i % 2 === 1, data_source: source });
+  const line = (i: number) => JSON.stringify({ input: `What is ${i >> 1}+2?\u001b[5m`, output: `answer ${i}\u0007 \u2067gnp.exe\u2069`, gts: '4', score: i % 2, step: 3, acc: i % 2 === 1, data_source: source });
   writeFileSync(path.join(dump, '3.jsonl'), [0, 1, 2, 3].map(line).join('\n') + '\n');
   const store = path.join(dir, 'store.duckdb');
   const cli = (args: string[]) => {
@@ -31,8 +31,9 @@ describe('untrusted text never reaches the terminal as escapes, whichever comman
     assert.equal(cli(['import', dump, '--run', run]).status, 0);
     const list = cli(['rollouts', 'list', '--run', run]);
     assert.equal(list.status, 0, list.stderr);
-    assert.match(list.stdout, /run\\x1b\[2J\\x07\\x1b\]8;;http:\/\/x\\x07link/, 'the run name, visible');
+    assert.match(list.stdout, /run\\x1b\[2J\\x07\\x1b\]8;;http:\/\/x\\x07link\\u202eevil\\u2066/, 'the run name, visible, a bidirectional override included');
     const show = cli(['rollouts', 'show', '1']);
+    assert.match(show.stdout, /answer 0\\x07 \\u2067gnp\.exe\\u2069/, 'the response, its isolates escaped');
     assert.match(show.stdout, /group train:3:[0-9a-f]{16}:src\\x1b\[31mRED-ALERT\\x1b\[0m plain \\x1b\[2J\\x1b\]0;pwned-title\\x07after-title\\u009b31mC1\\u007f/);
     for (const cmd of ['health', 'diagnose']) {
       const r = cli([cmd, '--run', run]);
@@ -51,7 +52,7 @@ describe('untrusted text never reaches the terminal as escapes, whichever comman
     assert.equal(json.rollout.run_id, run);
     assert.equal(json.rollout.data_source, source);
     assert.ok(json.rollout.group_id.endsWith(`:${source}`));
-    assert.equal(json.rollout.response, 'answer 0\u0007');
+    assert.equal(json.rollout.response, 'answer 0\u0007 \u2067gnp.exe\u2069', 'the stored text is exact');
     const listed = JSON.parse(cli(['rollouts', 'list', '--json']).stdout) as { run_id: string }[];
     assert.deepEqual([...new Set(listed.map((r) => r.run_id))], [run]);
   });

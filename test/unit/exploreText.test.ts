@@ -19,13 +19,13 @@ describe('explorer text: ANSI escapes', () => {
       { text: 'green', classes: 'ansi-fg-10' },
       { text: ' c', classes: '' },
     ]);
-    for (const s of segs) assert.match(s.classes, /^(|(ansi-[a-z]+(-\d+)?|ctrl)( (ansi-[a-z]+(-\d+)?|ctrl))*)$/);
+    for (const s of segs) assert.match(s.classes, /^(|(ansi-[a-z]+(-\d+)?|hidden-char)( (ansi-[a-z]+(-\d+)?|hidden-char))*)$/);
   });
 
-  it('drops cursor moves, clears and terminal-title sequences; shows other control characters as escapes', () => {
+  it('drops cursor moves, clears and terminal-title sequences; shows other control characters as marked code points', () => {
     assert.equal(plain('x\u001b[2J\u001b[10;5Hy\u001b]0;owned\u0007z\u001b]8;;http://e\u001b\\link'), 'xyzlink');
-    assert.equal(plain('bell\u0007 nul\u0000 del\u007f'), 'bell\\x07 nul\\x00 del\\x7f');
-    assert.equal(ansiSegments('\u0007')[0]!.classes, 'ctrl');
+    assert.equal(plain('bell\u0007 nul\u0000 del\u007f'), 'bell⟨U+0007⟩ nul⟨U+0000⟩ del⟨U+007F⟩');
+    assert.equal(ansiSegments('\u0007')[0]!.classes, 'hidden-char');
     assert.equal(plain('a\r\nb\rc'), 'a\nb\nc', 'CRLF and a lone CR become line breaks');
   });
 
@@ -128,8 +128,8 @@ describe('explorer table cells and headings', () => {
       const text = cellText(row, key);
       assert.doesNotMatch(text, /[\u0000-\u001f\u007f-\u009f]/, `${key}: ${JSON.stringify(text)}`);
     }
-    assert.equal(cellText(row, 'run_id'), 'RED-ALERT plain after-title\\x7f next\\x00');
-    assert.equal(plainText('bell\u0007 csi\u009b31m'), 'bell\\x07 csi');
+    assert.equal(cellText(row, 'run_id'), 'RED-ALERT plain after-title⟨U+007F⟩ next⟨U+0000⟩');
+    assert.equal(plainText('bell\u0007 csi\u009b31m'), 'bell⟨U+0007⟩ csi');
     assert.equal(cellText({ ...row, stop_reason: null }, 'stop_reason'), '—');
   });
 });

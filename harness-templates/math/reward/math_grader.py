@@ -12,7 +12,8 @@ Extraction, in order of precedence (the last occurrence of the first kind found 
 Equivalence (``is_equiv``): LaTeX normalized (fraction spellings, ``\\left``/``\\right``, spacing,
 text wrappers, units, dollars, degrees, percent, ``var =`` prefixes), then compared by structure
 (sets and answer lists without order; tuples, intervals and matrices in order; inequalities as
-intervals; equations up to a constant factor), numbers exactly, and expressions at random points
+intervals; equations up to a constant factor, "or"-joined equations as one product equation; relations of
+one variable as the sets of reals where they hold), numbers exactly, and expressions at random points
 (exact on rationals). sympy, when importable, decides what those cannot, under a timer; math_verify,
 when importable, is asked first. See the README's "Answer equivalence".
 """
@@ -23,11 +24,14 @@ import cmath
 import math
 import random
 import re
+import threading
 import time
 from fractions import Fraction
 from typing import Optional, Tuple
 
 MAX_ANSWER_CHARS = 400
+MAX_NUMBER_CHARS = 4000  # a plain number (digits, a fraction bar) may be this long
+_PLAIN_NUMBER = re.compile(r"\s*[-+]?\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*")
 
 # ----------------------------------------------------------------------------- extraction
 
@@ -243,6 +247,7 @@ def normalize(ans) -> str:
     s = re.sub(r"\\infty\b|\binfinity\b", "oo", s)
     s = re.sub(r"\+\s*oo", "oo", s)
     s = re.sub(r"\\cup\b|\\lor\b|\\vee\b", " U ", s)
+    s = re.sub(r"\s*(?:\\cap\b|∩)\s*", " \\\\cap ", s)
     s = re.sub(r"\s*\\in(?![A-Za-z])\s*", lambda m: " \\in ", s)
     m = _UNIT_TAIL.match(s)
     if m and re.search(r"\d", m.group(1)):
@@ -310,12 +315,95 @@ def _numbers_close(a, b) -> bool:
 
 # ----------------------------------------------------------------------------- expressions
 
-_FUNCTIONS = ("arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp")
+_FUNCTIONS = ("arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sin", "cos", "tan", "sec", "csc", "cot", "ln", "log", "exp",
+              "sgn", "signum")
 _GREEK = ("alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "theta", "vartheta", "lambda", "mu", "nu", "rho", "sigma",
           "tau", "phi", "varphi", "psi", "omega", "xi", "eta", "zeta", "kappa", "chi")
 _KNOWN = set(_FUNCTIONS) | set(_GREEK) | {"sqrt", "root", "binom", "abs", "pi"}
 _LOG_BASE = re.compile(r"^log_(\d+|[A-Za-z])$")
 _TOKEN = re.compile(r"\s*(?:(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+)|([A-Za-z]+(?:_[A-Za-z0-9]+)?'*)|(\*\*|[-+*/(),!]))")
+
+# CAS and calculator spellings (KAS, nerdamer, mathjs, graphing calculators): reciprocal hyperbolic and inverse
+# reciprocal trigonometric functions, rounding functions, real n-th roots and the spelled-out factorial.
+_MORE_FUNCTIONS = ("sech", "csch", "coth", "arcsec", "arccsc", "arccot", "arcsinh", "arccosh", "arctanh",
+                   "floor", "ceil", "round", "trunc", "cbrt", "nthroot", "factorial")
+_KNOWN |= set(_MORE_FUNCTIONS)
+_FLOOR_CEIL = re.compile(r"(?:\\(?:left|right|bigl|bigr|Bigl|Bigr)\s*)?(\\[lr](?:floor|ceil)|[⌊⌋⌈⌉])")
+
+
+def _more_latex_functions(t: str) -> str:
+    """``\\coth x``, ``\\operatorname{sech}`` (already unwrapped), ``\\lfloor x \\rfloor``, ``⌈x⌉`` to function calls."""
+    for name in _MORE_FUNCTIONS:
+        t = re.sub(r"\\" + name + r"(?![A-Za-z])", " " + name + " ", t)
+    opening = {"\\lfloor": " floor(", "⌊": " floor(", "\\lceil": " ceil(", "⌈": " ceil("}
+    return _FLOOR_CEIL.sub(lambda m: opening.get(m.group(1), ")"), t)
+
+
+def _more_function(name: str, args):
+    """Values of the ``_MORE_FUNCTIONS`` (and of ``fact`` at a non-integer: Gamma(x + 1), so (1/2)! = sqrt(pi)/2)."""
+    if name == "nthroot" and len(args) in (1, 2):
+        return _root(args[0], args[1]) if len(args) == 2 else _fn("sqrt", args[0])
+    if len(args) != 1:
+        raise ValueError("wrong number of arguments")
+    v = args[0]
+    if name == "cbrt":
+        return _root(v, Fraction(3))
+    if isinstance(v, complex):
+        if abs(v) > 1e6:
+            raise ValueError("complex argument out of range")
+        ctable = {"sech": lambda z: 1 / cmath.cosh(z), "csch": lambda z: 1 / cmath.sinh(z), "coth": lambda z: 1 / cmath.tanh(z),
+                  "arcsec": lambda z: cmath.acos(1 / z), "arccsc": lambda z: cmath.asin(1 / z), "arccot": lambda z: cmath.atan(1 / z),
+                  "arcsinh": cmath.asinh, "arccosh": cmath.acosh, "arctanh": cmath.atanh}
+        if name not in ctable:
+            raise ValueError("not defined for complex values")
+        return ctable[name](v)
+    if name in ("floor", "ceil", "round", "trunc"):
+        q = v if isinstance(v, Fraction) else Fraction(float(v))
+        if name == "round":  # half away from zero, as in school
+            return Fraction(math.floor(abs(q) + Fraction(1, 2))) * (1 if q >= 0 else -1)
+        return Fraction({"floor": math.floor, "ceil": math.ceil, "trunc": math.trunc}[name](q))
+    x = float(v)
+    if name in ("fact", "factorial"):
+        if isinstance(v, Fraction) and v.denominator == 1:
+            if not 0 <= v <= 1000:
+                raise ValueError("factorial out of range")
+            return Fraction(math.factorial(int(v)))
+        if x > 170:
+            raise ValueError("factorial out of range")
+        return math.gamma(x + 1)  # raises ValueError at the poles
+    table = {"sech": lambda z: 1 / math.cosh(z), "csch": lambda z: 1 / math.sinh(z), "coth": lambda z: 1 / math.tanh(z),
+             "arcsec": lambda z: math.acos(1 / z), "arccsc": lambda z: math.asin(1 / z), "arccot": lambda z: math.atan(1 / z),
+             "arcsinh": math.asinh, "arccosh": math.acosh, "arctanh": math.atanh}
+    return table[name](x)
+
+
+def _postfix_factorials(src: str) -> str:
+    """Each ``!`` of the joined source applied to its operand: ``x !``, ``3 !``, a parenthesised group with
+    nested parentheses (``( 2 * ( n + 1 ) ) !``) or a call (``sqrt ( 2 ) !``) -> ``fact(...)``; ``n!!`` (a double
+    factorial) is not read."""
+    if re.search(r"!\s*!", src):
+        raise ValueError("double factorial")
+    while "!" in src:
+        k = src.index("!")
+        j = len(src[:k].rstrip()) - 1
+        if j < 0:
+            raise ValueError("factorial without an operand")
+        if src[j] == ")":
+            start, depth = j, 0
+            while start >= 0:
+                depth += (src[start] == ")") - (src[start] == "(")
+                if depth == 0:
+                    break
+                start -= 1
+            if start < 0:
+                raise ValueError("unbalanced parentheses")
+            name = re.search(r"[A-Za-z_][A-Za-z_0-9]*\s*$", src[:start])
+            if name:
+                start = name.start()
+        else:
+            start = re.search(r"\S+$", src[:j + 1]).start()
+        src = src[:start] + "fact(%s)" % src[start:j + 1] + src[k + 1:]
+    return src
 
 
 def _replace_command(s: str, cmd: str, nargs: int, fmt) -> str:
@@ -359,6 +447,7 @@ def latex_to_python(s: str) -> str:
     t = re.sub(r"\\log\s*_\s*\{?\s*(\d+|[A-Za-z])\s*\}?", r" log_\1 ", t)
     for name in _FUNCTIONS + _GREEK + ("pi",):
         t = re.sub(r"\\" + name + r"(?![A-Za-z])", " " + name + " ", t)
+    t = _more_latex_functions(t)
     t = t.replace("\\cdot", "*").replace("\\times", "*").replace("\\div", "/")
     if "\\" in t or re.search(r"[=<>\[\];&%$]", t):
         raise ValueError("not a simple expression")
@@ -377,7 +466,7 @@ def latex_to_python(s: str) -> str:
         elif m.group(2):
             word = m.group(2)
             if word in _KNOWN or "_" in word or "'" in word or len(word) == 1:
-                is_fn = word in _FUNCTIONS or word in ("sqrt", "root", "binom", "abs") or _LOG_BASE.match(word)
+                is_fn = word in _FUNCTIONS or word in _MORE_FUNCTIONS or word in ("sqrt", "root", "binom", "abs") or _LOG_BASE.match(word)
                 tokens.append(("fn" if is_fn else "name", word))
             else:
                 parts = re.findall(r"pi|[A-Za-z]", word)
@@ -406,7 +495,10 @@ def _apply_bare_functions(tokens):
                 if j + 1 < len(tokens) and tokens[j] == ("op", "**") and tokens[j + 1][0] in ("num", "name"):
                     arg.extend(tokens[j:j + 2])  # \sin x^2 is sin(x^2)
                     j += 2
-            if not arg and j < len(tokens) and tokens[j] == ("op", "("):
+            if not arg and j + 1 < len(tokens) and tokens[j][0] == "fn" and tokens[j + 1] == ("op", "("):
+                arg.append(tokens[j])  # \\ln|x|, \\sin\\sqrt{x}: a function call is the argument
+                j += 1
+            if (not arg or arg == [tokens[j - 1]] and tokens[j - 1][0] == "fn") and j < len(tokens) and tokens[j] == ("op", "("):
                 depth = 0
                 while j < len(tokens):
                     arg.append(tokens[j])
@@ -440,14 +532,19 @@ def _join(tokens) -> str:
         out.append(val)
         prev = (kind, val)
     src = " ".join(out)
-    src = re.sub(r"(\S+|\([^()]*\))\s*!", lambda m: "fact(%s)" % m.group(1), src)
-    return src
+    return _postfix_factorials(src)
 
 
-def _fn(name, v):
+def _fn(name, v, principal=False):
+    """``name(v)``; a square root of a negative number raises unless ``principal`` (then it is the
+    principal value: ``sqrt(-4)`` is ``2i``)."""
     c = isinstance(v, complex)
+    if name in ("sgn", "signum"):
+        if c:
+            return v / abs(v) if v else Fraction(0)
+        return Fraction((v > 0) - (v < 0))
     x = v if c else float(v)
-    if name == "sqrt" and c:
+    if name == "sqrt" and (c or (principal and x < 0)):
         return cmath.sqrt(v)
     if name == "sqrt":
         if isinstance(v, Fraction) and v >= 0:
@@ -479,9 +576,11 @@ def _fn(name, v):
     return table[name](x)
 
 
-def _eval(node, env):
+def _eval(node, env, principal=False):
+    """The value of a parsed expression at ``env`` (Fractions stay exact); ``principal``: square roots of
+    negative numbers take their principal value instead of failing."""
     if isinstance(node, ast.Expression):
-        return _eval(node.body, env)
+        return _eval(node.body, env, principal)
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
         return Fraction(str(node.value)) if isinstance(node.value, float) else Fraction(node.value)
     if isinstance(node, ast.Name):
@@ -495,10 +594,10 @@ def _eval(node, env):
             return 1j
         raise ValueError("unknown name")
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        v = _eval(node.operand, env)
+        v = _eval(node.operand, env, principal)
         return -v if isinstance(node.op, ast.USub) else v
     if isinstance(node, ast.BinOp):
-        a, b = _eval(node.left, env), _eval(node.right, env)
+        a, b = _eval(node.left, env, principal), _eval(node.right, env, principal)
         if isinstance(node.op, ast.Add):
             return a + b
         if isinstance(node.op, ast.Sub):
@@ -526,16 +625,18 @@ def _eval(node, env):
                     return r
             return float(a) ** float(b)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
-        args = [_eval(x, env) for x in node.args]
+        args = [_eval(x, env, principal) for x in node.args]
         name = node.func.id
         if name == "root" and len(args) == 2:
             return _root(args[0], args[1])
+        if name in _MORE_FUNCTIONS or name == "fact" and len(args) == 1 and not (isinstance(args[0], Fraction) and args[0].denominator == 1):
+            return _more_function(name, args)
         if name == "binom" and len(args) == 2 and all(isinstance(x, Fraction) and x.denominator == 1 and 0 <= x <= 1000 for x in args):
             return Fraction(math.comb(int(args[0]), int(args[1])))
-        if name == "fact" and len(args) == 1 and isinstance(args[0], Fraction) and args[0].denominator == 1 and 0 <= args[0] <= 170:
+        if name == "fact" and len(args) == 1 and isinstance(args[0], Fraction) and args[0].denominator == 1 and 0 <= args[0] <= 1000:
             return Fraction(math.factorial(int(args[0])))
         if len(args) == 1 and (name in _FUNCTIONS or name in ("sqrt", "abs")):
-            return _fn(name, args[0])
+            return _fn(name, args[0], principal)
         base = _LOG_BASE.match(name)
         if base and len(args) == 1:
             b = Fraction(base.group(1)) if base.group(1).isdigit() else env.get(base.group(1))
@@ -561,7 +662,10 @@ def _exact_root(a: Fraction, b: Fraction) -> Optional[Fraction]:
 
 def _root(x, n):
     if not (isinstance(n, Fraction) and n.denominator == 1 and 1 < n <= 12):
-        raise ValueError("unsupported root")
+        # root(x, n) with a symbolic n (sampled at rational points): the positive real root of a positive x
+        if isinstance(n, complex) or isinstance(x, complex) or n == 0 or x <= 0 or abs(n) > 1e6:
+            raise ValueError("unsupported root")
+        return float(x) ** (1.0 / float(n))
     if isinstance(x, Fraction) and x >= 0:
         r = _exact_root(x, Fraction(1, int(n)))
         if r is not None:
@@ -596,7 +700,10 @@ def value_of(s: str):
         tree, names = _compile(s)
         if names:
             return None
-        return _eval(tree, {})
+        try:
+            return _eval(tree, {})
+        except ValueError:  # sqrt(-4) has no real value: its principal value, 2i
+            return _eval(tree, {}, principal=True)
     except (ValueError, SyntaxError, ZeroDivisionError, OverflowError, TypeError, RecursionError):
         return None
 
@@ -612,6 +719,13 @@ def expressions_equal(a: str, b: str) -> Optional[bool]:
     names = sorted(na | nb)
     if len(names) > 6:
         return None
+    # real values first (sqrt(a)sqrt(b) is sqrt(ab) where both are real); where the two sides are never real
+    # at the same points (i/sqrt(x) against sqrt(-1/x)), principal square roots of negative numbers
+    got = _agree_at_points(ta, tb, names, False)
+    return got if got is not None else _agree_at_points(ta, tb, names, True)
+
+
+def _agree_at_points(ta, tb, names, principal: bool) -> Optional[bool]:
     rng = random.Random(20240613)
     agreed = 0
     # n!/(k!(n-k)!) and binom(n, k) are defined at whole numbers: sample those there
@@ -626,7 +740,7 @@ def expressions_equal(a: str, b: str) -> Optional[bool]:
         else:  # e^{6(x^2+y^2)} overflows at the first points: small ones
             env = {n: Fraction(rng.randint(-20, 20), 10) for n in names}
         try:
-            va, vb = _eval(ta, env), _eval(tb, env)
+            va, vb = _eval(ta, env, principal), _eval(tb, env, principal)
         except (ValueError, ZeroDivisionError, OverflowError, TypeError, RecursionError):
             if names:
                 continue
@@ -637,6 +751,72 @@ def expressions_equal(a: str, b: str) -> Optional[bool]:
         if agreed >= 6 or not names:
             return True
     return True if agreed >= 3 else None
+
+
+_TRIAL_PRIMES = 10 ** 4
+
+
+def _factor(n: int, out: dict, k) -> bool:
+    """Adds k times the prime exponents of n > 0 to out; False when a cofactor is left that may be composite."""
+    proven = True
+    p = 2
+    while p * p <= n and p < _TRIAL_PRIMES:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + k
+            n //= p
+        p += 1 if p == 2 else 2
+    if n > 1:
+        out[n] = out.get(n, 0) + k
+        proven = n < _TRIAL_PRIMES * _TRIAL_PRIMES
+    return proven
+
+
+def _power_product(node, out: dict, k=1):
+    """A constant product of powers, as prime exponents added (times k) to out, without evaluating the powers;
+    returns (sign, proven) or None when the expression is not such a product."""
+    if isinstance(node, ast.Expression):
+        node = node.body
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        got = _power_product(node.operand, out, k)
+        return got and ((-got[0] if isinstance(node.op, ast.USub) else got[0]), got[1])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        left = _power_product(node.left, out, k)
+        right = left and _power_product(node.right, out, k if isinstance(node.op, ast.Mult) else -k)
+        return right and (left[0] * right[0], left[1] and right[1])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        e = _eval(node.right, {})
+        if not isinstance(e, Fraction) or e.numerator.bit_length() > 4096 or e.denominator > 64:
+            return None
+        inner = {}
+        got = _power_product(node.left, inner, 1)
+        if got is None or (got[0] < 0 and e.denominator > 1):
+            return None
+        for p, x in inner.items():
+            out[p] = out.get(p, 0) + k * e * x
+        return (got[0] if e.numerator % 2 else 1), got[1]
+    v = _eval(node, {})
+    if not isinstance(v, Fraction) or v == 0:
+        return None
+    proven = _factor(abs(v.numerator), out, k) & _factor(v.denominator, out, -k)
+    return (1 if v > 0 else -1), proven
+
+
+def _power_products_equal(a: str, b: str) -> Optional[bool]:
+    """Constant products of powers compared by their prime exponents (exact, without expanding the powers);
+    None when a side is not such a product or a side's cofactor could not be factored."""
+    try:
+        fa, fb = {}, {}
+        ga = _power_product(_compile(a)[0], fa)
+        gb = ga and _power_product(_compile(b)[0], fb)
+    except (ValueError, SyntaxError, ZeroDivisionError, OverflowError, TypeError, RecursionError):
+        return None
+    if not gb:
+        return None
+    fa = {p: x for p, x in fa.items() if x}
+    fb = {p: x for p, x in fb.items() if x}
+    if ga[0] == gb[0] and fa == fb:
+        return True
+    return False if ga[1] and gb[1] else None
 
 
 # ----------------------------------------------------------------------------- sympy (optional)
@@ -707,7 +887,7 @@ def _sympy_equal(a: str, b: str) -> Optional[bool]:
     except Exception:  # sympy not installed: the stdlib checks decide
         return None
     try:
-        names = {"fact": sympy.factorial, "ln": sympy.log, "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
+        names = {"fact": sympy.factorial, "sgn": sympy.sign, "signum": sympy.sign, "ln": sympy.log, "arcsin": sympy.asin, "arccos": sympy.acos, "arctan": sympy.atan,
                  "root": lambda x, n: sympy.root(x, n), "binom": sympy.binomial, "i": sympy.I, "e": sympy.E}
         pa = parse_expr(latex_to_python(a), local_dict=names, evaluate=True)
         pb = parse_expr(latex_to_python(b), local_dict=names, evaluate=True)
@@ -852,6 +1032,9 @@ def _parse(s: str, depth: int = 0):
     unions = _split_top(s, " U ")
     if len(unions) > 1:
         return ("union", tuple(_parse(p, depth + 1) for p in unions))
+    meets = _split_top(s, " \\cap ")
+    if len(meets) > 1:
+        return ("inter", tuple(_parse(p, depth + 1) for p in meets))
     conjuncts = [p for p in _split_top(s, " and ") if p]
     if len(conjuncts) > 1 and all(_RELATION.search(p) for p in conjuncts):  # x > 1 and x < 5
         return ("and", tuple(_parse(p, depth + 1) for p in conjuncts))
@@ -894,6 +1077,20 @@ def _interval_parts(node):
         if any(p is None or len(p) != 1 for p in parts):
             return None
         return _intersect([p[0] for p in parts])
+    if node[0] == "inter":  # (-1, 1] \cap [1, 2) is {1}: the pieces' pairwise intersections
+        out = None
+        for p in node[1]:
+            got = _interval_parts(p)
+            if got is None:
+                return None
+            if out is None:
+                out = got
+                continue
+            pieces = [_intersect([x, y]) for x in out for y in got]
+            if any(q is None for q in pieces):
+                return None
+            out = [q[0] for q in pieces]
+        return out
     return None
 
 
@@ -944,6 +1141,19 @@ def _merged(intervals):
         else:
             out.append(v)
     return out
+
+
+def _one_relation_variable(node) -> bool:
+    """Whether the relations in a node speak of at most one variable (``x > 2 or y > 2`` is no interval)."""
+    names = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n[0] == "rel":
+            names |= {t for t in re.split(r"<=|>=|<|>", n[1].replace(" ", "")) if re.fullmatch(r"[A-Za-z](?:_\w+)?", t)}
+        elif n[0] in ("union", "and", "inter"):
+            stack.extend(n[1])
+    return len(names) <= 1
 
 
 def _relation_intervals(s: str):
@@ -1037,7 +1247,11 @@ def _difference_ratio(a, b):
     (a Fraction or float), 0 when both differences vanish everywhere, or None (not a constant, or undecided)."""
     da = "(%s)-(%s)" % (latex_to_python(a[0]), latex_to_python(a[1]))
     db = "(%s)-(%s)" % (latex_to_python(b[0]), latex_to_python(b[1]))
-    ta, tb = ast.parse(da, mode="eval"), ast.parse(db, mode="eval")
+    return _tree_ratio(ast.parse(da, mode="eval"), ast.parse(db, mode="eval"))
+
+
+def _tree_ratio(ta, tb):
+    """ta / tb at random points: the constant ratio, 0 when both vanish everywhere, or None."""
     names = sorted(_variables(ta, tb))
     rng = random.Random(7)
     ratio = None
@@ -1130,9 +1344,9 @@ def _nodes_equal(a, b) -> bool:
         return all(_nodes_equal(x, y) for x, y in zip(a[3], b[3]))
     if ka == "eq" and kb == "eq":
         return _equation_equal(a, b)
-    if {"union", "rel", "and"} & {ka, kb}:
+    if {"union", "rel", "and", "inter"} & {ka, kb}:
         ia, ib = _interval_parts(a), _interval_parts(b)
-        if ia is not None and ib is not None:
+        if ia is not None and ib is not None and _one_relation_variable(a) and _one_relation_variable(b):
             return _intervals_equal(ia, ib)
         if ka == "rel" and kb == "rel":
             return a[1].replace(" ", "") == b[1].replace(" ", "") or (
@@ -1177,10 +1391,524 @@ def _scalar_equal(a: str, b: str) -> bool:
     vb = nb if nb is not None else value_of(b)
     if va is not None and vb is not None:
         return _numbers_close(va, vb)
+    if va is None or vb is None:  # 2^{2^{20}} against 4^{2^{19}}: too large to evaluate, compared by prime exponents
+        r = _power_products_equal(a, b)
+        if r is not None:
+            return r
     r = expressions_equal(a, b)
     if r is not None:
         return r
     return bool(_sympy_equal(a, b))
+
+
+# ----------------------------------------------------------------------------- equations and solution sets
+#
+# Polynomials in one variable t are lists of Fractions, lowest degree first, without trailing zeros (the
+# zero polynomial is []). Everything here is bounded: degree at most _MAX_DEGREE, coefficients of at most
+# _MAX_BITS bits, a fixed number of bisection steps; past a bound the rule declines (ValueError).
+
+_MAX_DEGREE = 24
+_MAX_BITS = 4000
+_SOLVE_DEGREE = 12  # real roots are isolated for polynomials up to this degree
+SOLVE_BUDGET_S = 0.5  # and within this time per comparison
+_solving = threading.local()
+
+
+def _within_budget():
+    if time.monotonic() > getattr(_solving, "deadline", math.inf):
+        raise ValueError("solving took too long")
+
+
+def _p_trim(p):
+    while p and p[-1] == 0:
+        p.pop()
+    return p
+
+
+def _p_add(p, q):
+    return _p_trim([(p[k] if k < len(p) else 0) + (q[k] if k < len(q) else 0) for k in range(max(len(p), len(q)))])
+
+
+def _p_neg(p):
+    return [-c for c in p]
+
+
+def _p_mul(p, q):
+    if not p or not q:
+        return []
+    if len(p) + len(q) - 2 > _MAX_DEGREE:
+        raise ValueError("degree too large")
+    out = [Fraction(0)] * (len(p) + len(q) - 1)
+    for i, a in enumerate(p):
+        if a:
+            for j, b in enumerate(q):
+                out[i + j] += a * b
+    if any(c.numerator.bit_length() + c.denominator.bit_length() > _MAX_BITS for c in out):
+        raise ValueError("coefficients too large")
+    return _p_trim(out)
+
+
+def _p_divmod(p, q):
+    if not q:
+        raise ZeroDivisionError("division by the zero polynomial")
+    rem, quo = list(p), [Fraction(0)] * max(len(p) - len(q) + 1, 0)
+    while rem and len(rem) >= len(q):
+        k, c = len(rem) - len(q), rem[-1] / q[-1]
+        quo[k] = c
+        for j, b in enumerate(q):
+            rem[k + j] -= c * b
+        rem.pop()
+        _p_trim(rem)
+    return _p_trim(quo), rem
+
+
+def _p_monic(p):
+    return [c / p[-1] for c in p] if p else []
+
+
+def _p_gcd(p, q):
+    while q:
+        p, q = q, _p_divmod(p, q)[1]
+    return _p_monic(p)
+
+
+def _p_eval(p, x):
+    v = 0
+    for c in reversed(p):
+        v = v * x + c
+    return v
+
+
+def _p_sqfree(p):
+    """p without repeated factors, monic."""
+    return _p_monic(_p_divmod(p, _p_gcd(p, [k * c for k, c in enumerate(p)][1:]))[0])
+
+
+def _ratfun(node, var_polys):
+    """A parsed expression as (numerator, denominator) polynomials in t, its names replaced by the polynomials
+    ``var_polys`` (exact; ValueError when it is not a rational function with rational coefficients)."""
+    if isinstance(node, ast.Expression):
+        node = node.body
+    if not (_variables(node) & set(var_polys)):  # a constant: sqrt(4), 3!, 2^10
+        v = _eval(node, {})
+        if not isinstance(v, Fraction):
+            raise ValueError("not a rational constant")
+        return ([v] if v else []), [Fraction(1)]
+    if isinstance(node, ast.Name):
+        return list(var_polys[node.id]), [Fraction(1)]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        n, d = _ratfun(node.operand, var_polys)
+        return (_p_neg(n) if isinstance(node.op, ast.USub) else n), d
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        if _variables(node.right) & set(var_polys):
+            raise ValueError("variable exponent")
+        k = _eval(node.right, {})
+        if not (isinstance(k, Fraction) and k.denominator == 1 and abs(k) <= _MAX_DEGREE):
+            raise ValueError("unsupported exponent")
+        n, d = _ratfun(node.left, var_polys)
+        pn, pd = [Fraction(1)], [Fraction(1)]
+        for _ in range(abs(int(k))):
+            pn, pd = _p_mul(pn, n), _p_mul(pd, d)
+        if k < 0:
+            pn, pd = pd, pn
+        if not pd:
+            raise ZeroDivisionError("division by zero")
+        return pn, pd
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+        ln, ld = _ratfun(node.left, var_polys)
+        rn, rd = _ratfun(node.right, var_polys)
+        if isinstance(node.op, ast.Mult):
+            return _p_mul(ln, rn), _p_mul(ld, rd)
+        if isinstance(node.op, ast.Div):
+            if not rn:
+                raise ZeroDivisionError("division by zero")
+            return _p_mul(ln, rd), _p_mul(ld, rn)
+        if isinstance(node.op, ast.Sub):
+            rn = _p_neg(rn)
+        if ld == rd:
+            return _p_add(ln, rn), ld
+        return _p_add(_p_mul(ln, rd), _p_mul(rn, ld)), _p_mul(ld, rd)
+    raise ValueError("not a rational function")
+
+
+def _reduced_numerator(tree, var_polys):
+    """The numerator of a rational function in lowest terms, monic ([] for zero)."""
+    num, den = _ratfun(tree, var_polys)
+    return _p_monic(_p_divmod(num, _p_gcd(num, den))[0]) if num else []
+
+
+def _equation_alternatives(s: str):
+    """``L1 = R1 or L2 = R2`` (``x = \\pm 2`` counts as two) as [(L, R)], ``|A| = |B|`` as ``A^2 = B^2``;
+    None when s is not such a disjunction."""
+    out = []
+    for part in _split_top(s, " or "):
+        if not part or _RELATION.search(part):
+            return None
+        for q in _expand_pm([part]):
+            sides = _split_top(q, "=")
+            if len(sides) != 2 or not all(sides):
+                return None
+            a, b = _abs_argument(sides[0]), _abs_argument(sides[1])
+            out.append(("(%s)^2" % a, "(%s)^2" % b) if a is not None and b is not None else tuple(sides))
+    return out if 0 < len(out) <= 8 else None
+
+
+def _abs_argument(s: str) -> Optional[str]:
+    """A in ``|A|`` or ``abs(A)`` when that is all of s."""
+    s = s.strip()
+    at = _abs_at(s)
+    return at[2] if at is not None and at[0] == 0 and at[1] == len(s) else None
+
+
+def _equation_sets_equal(a: str, b: str) -> bool:
+    """Equations and disjunctions of equations, each side as the one equation "product of (lhs - rhs) = 0":
+    ``x = 2 or x = -2`` is ``x^2 = 4`` and ``a = 0 or b = 0`` is ``ab = 0``; roots keep their multiplicity
+    (``(x-2)^2 = 0`` is not ``x = 2``). Equal when the products are constant multiples of each other
+    (random points), or when their numerators in lowest terms are (exactly, on random lines: so
+    ``1/x + 1/y = 2`` is ``y = x/(2x-1)``); ``|A| = |B|`` is ``A^2 = B^2``."""
+    ea, eb = _equation_alternatives(a), _equation_alternatives(b)
+    if ea is None or eb is None:
+        return False
+    try:
+        ta, tb = (ast.parse("*".join("((%s)-(%s))" % (latex_to_python(l), latex_to_python(r)) for l, r in e), mode="eval")
+                  for e in (ea, eb))
+        if _tree_ratio(ta, tb) is not None:
+            return True
+        names = sorted(_variables(ta, tb))
+        if not names or len(names) > 6:
+            return False
+        rng = random.Random(11)
+        for _ in range(1 if len(names) == 1 else 3):  # one variable: the polynomials themselves
+            line = {names[0]: [Fraction(0), Fraction(1)]} if len(names) == 1 else {
+                n: [Fraction(rng.randint(-30, 30), rng.randint(1, 7)), Fraction(rng.choice((-1, 1)) * rng.randint(1, 9), rng.randint(1, 5))]
+                for n in names}
+            if _reduced_numerator(ta, line) != _reduced_numerator(tb, line):
+                return False
+        return True
+    except (ValueError, ZeroDivisionError, SyntaxError, OverflowError, TypeError, RecursionError):
+        return False
+
+
+# Solution sets of one real variable: each side a formula of relations joined by "and"/"or" (with
+# parentheses); the real line is cut at every root and pole of every relation of both sides, and the two
+# formulas must agree at each cut point and inside each piece between them.
+
+_REL_OPS = ("<=", ">=", "!=", "<", ">", "=")
+
+
+def _split_relations(s: str):
+    """``-1 < x <= 3`` -> (["-1", "x", "3"], ["<", "<="]) at the top level."""
+    terms, ops, depth, cur, i = [], [], 0, "", 0
+    while i < len(s):
+        ch = s[i]
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        op = next((o for o in _REL_OPS if s.startswith(o, i)), None) if depth == 0 else None
+        if op:
+            terms.append(cur.strip())
+            ops.append(op)
+            cur, i = "", i + len(op)
+            continue
+        cur += ch
+        i += 1
+    terms.append(cur.strip())
+    return terms, ops
+
+
+def _formula(s: str, depth: int = 0):
+    """("or"|"and", parts) or ("rel", lhs, op, rhs); None when s is not a formula of relations."""
+    s = s.strip()
+    while s.startswith("(") and _closing(s, 0) == len(s) - 1:
+        s = s[1:-1].strip()
+    if depth > 8 or not s:
+        return None
+    for joiner in (" or ", " and "):
+        parts = _split_top(s, joiner)
+        if len(parts) > 1:
+            got = [_formula(p, depth + 1) for p in parts]
+            return None if None in got else (joiner.strip(), got)
+    terms, ops = _split_relations(s)
+    if not ops or not all(terms):
+        return None
+    rels = [_without_abs(terms[k], terms[k + 1], ops[k]) for k in range(len(ops))]
+    return rels[0] if len(rels) == 1 else ("and", rels)
+
+
+def _abs_at(s: str):
+    """(start, end, argument) of the first ``|A|`` or ``abs(A)`` in s, or None."""
+    i = s.find("abs(")
+    if i != -1 and _closing(s, i + 3) != -1:
+        return i, _closing(s, i + 3) + 1, s[i + 4:_closing(s, i + 3)]
+    i = s.find("|")
+    j = s.find("|", i + 1)
+    if i != -1 and j != -1 and s.count("|") == 2:
+        return i, j + 1, s[i + 1:j]
+    return None
+
+
+def _without_abs(lhs: str, rhs: str, op: str, depth: int = 0):
+    """A relation with ``|A|`` as two cases: ``|x - 1| < 2`` is (x - 1 >= 0 and x - 1 < 2) or
+    (x - 1 < 0 and -(x - 1) < 2)."""
+    for side in (0, 1):
+        term = (lhs, rhs)[side]
+        at = _abs_at(term) if depth < 3 else None
+        if at is None:
+            continue
+        start, end, arg = at
+        cases = []
+        for cond, repl in ((">=", "(%s)" % arg), ("<", "(-(%s))" % arg)):
+            t = term[:start] + repl + term[end:]
+            pair = (t, rhs) if side == 0 else (lhs, t)
+            cases.append(("and", [("rel", arg, cond, "0"), _without_abs(pair[0], pair[1], op, depth + 1)]))
+        return ("or", cases)
+    return ("rel", lhs, op, rhs)
+
+
+def _interval_formula(s: str, var: str):
+    """An interval or a union of intervals with numeric endpoints as a formula in ``var``; None otherwise."""
+    node = _parse(_strip_lhs(s))
+    if node[0] not in ("seq", "union", "inter"):
+        return None
+    parts = _interval_parts(node)
+    if not parts:
+        return None
+    pieces = []
+    for lo, lo_closed, hi, hi_closed in parts:
+        rels = []
+        if lo.replace(" ", "") != "-oo":
+            rels.append(("rel", var, ">=" if lo_closed else ">", lo))
+        if hi.replace(" ", "").lstrip("+") != "oo":
+            rels.append(("rel", var, "<=" if hi_closed else "<", hi))
+        pieces.append(("and", rels) if rels else ("rel", "0", "=", "0"))
+    return ("or", pieces)
+
+
+def _relations(f):
+    return [f] if f[0] == "rel" else [r for p in f[1] for r in _relations(p)]
+
+
+def _formula_variables(rels) -> Optional[set]:
+    try:
+        return {n for r in rels for t in (r[1], r[3]) for n in _variables(ast.parse(latex_to_python(t), mode="eval"))}
+    except (ValueError, SyntaxError, RecursionError):
+        return None
+
+
+def _p_primitive(p):
+    """p times a positive rational: integer coefficients without a common factor (the same signs everywhere)."""
+    den = 1
+    for c in p:
+        den = den * c.denominator // math.gcd(den, c.denominator)
+    ints = [int(c * den) for c in p]
+    g = 0
+    for c in ints:
+        g = math.gcd(g, c)
+    return [c // g for c in ints] if g else []
+
+
+def _p_sign(p, x: Fraction) -> int:
+    """The sign of the integer polynomial p at x, in integer arithmetic."""
+    n, d = x.numerator, x.denominator
+    v, dk = 0, 1
+    for c in reversed(p):  # sum c_k n^k d^(deg-k)
+        v = v * n + c * dk
+        dk *= d
+    return (v > 0) - (v < 0)
+
+
+def _real_roots(p):
+    """The distinct real roots of a polynomial: Fractions when rational, else floats (Sturm sequences and
+    bisection on exact rationals; ValueError past _SOLVE_DEGREE or the time budget)."""
+    s = _p_sqfree(p)
+    if len(s) <= 1:
+        return []
+    if len(s) == 2:
+        return [-s[0]]
+    if len(s) > _SOLVE_DEGREE + 1:
+        raise ValueError("degree too large to solve")
+    seq = [s, _p_monic([k * c for k, c in enumerate(s)][1:])]
+    while len(seq[-1]) > 1:
+        _within_budget()
+        rem = _p_divmod(seq[-2], seq[-1])[1]
+        if not rem:
+            break
+        seq.append([c / abs(rem[-1]) for c in _p_neg(rem)])
+    seq = [_p_primitive(q) for q in seq]
+
+    def changes(x):
+        signs = [v > 0 for v in (_p_sign(q, x) for q in seq) if v != 0]
+        return sum(1 for u, v in zip(signs, signs[1:]) if u != v)
+
+    bound = 1 + max(abs(c) for c in s[:-1])
+    roots, todo, steps = [], [(-bound, bound, changes(-bound) - changes(bound))], 0
+    while todo:
+        lo, hi, n = todo.pop()
+        steps += 1
+        if steps > 400:
+            raise ValueError("roots too close together")
+        _within_budget()
+        if n == 1:
+            roots.append(_bisect_root(seq[0], lo, hi))
+        elif n > 1:
+            mid = (lo + hi) / 2
+            cm = changes(mid)
+            todo += [(lo, mid, changes(lo) - cm), (mid, hi, cm - changes(hi))]
+    return roots
+
+
+def _bisect_root(s, lo, hi):
+    """The one root of the square-free integer polynomial s in (lo, hi]."""
+    at_hi = _p_sign(s, hi)
+    if at_hi == 0:
+        return hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        v = _p_sign(s, mid)
+        if v == 0:
+            return mid
+        if v == at_hi:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo < Fraction(1, 10 ** 18) * max(1, abs(lo)):
+            break
+    guess = ((lo + hi) / 2).limit_denominator(10 ** 9)
+    return guess if _p_sign(s, guess) == 0 else float((lo + hi) / 2)
+
+
+class _Relation:
+    """lhs - rhs of one relation in the variable: exact (num/den polynomials) or, with irrational
+    coefficients, linear (a*x + b, as in ``x > \\sqrt2``)."""
+
+    def __init__(self, lhs, rhs, op, var):
+        self.op = op
+        tree = ast.parse("(%s)-(%s)" % (latex_to_python(lhs), latex_to_python(rhs)), mode="eval")
+        if _variables(tree) - {var}:
+            raise ValueError("another variable")
+        self.poly = None
+        try:
+            self.poly = _ratfun(tree, {var: [Fraction(0), Fraction(1)]})
+            self.integral = (_p_primitive(self.poly[0]), _p_primitive(self.poly[1]))
+            self.points = [(r, self.poly[0]) for r in _real_roots(self.poly[0])] + [(r, self.poly[1]) for r in _real_roots(self.poly[1])]
+            return
+        except ZeroDivisionError:
+            raise ValueError("undefined")
+        except ValueError:
+            pass
+        b = _eval(tree, {var: Fraction(0)})
+        a = _eval(tree, {var: Fraction(1)}) - b
+        if isinstance(a, complex) or isinstance(b, complex) or not all(
+                _numbers_close(_eval(tree, {var: x}), a * x + b) for x in (Fraction(7, 3), Fraction(-5, 2), Fraction(41))):
+            raise ValueError("not linear")
+        self.a, self.b = float(a), float(b)
+        if self.a == 0:
+            raise ValueError("constant")
+        root = -self.b / self.a
+        snapped = Fraction(root).limit_denominator(10 ** 6)
+        self.root = snapped if abs(float(snapped) - root) <= 1e-12 * max(1.0, abs(root)) else root
+        self.points = [(self.root, None)]
+
+    def sign(self, x, owners=()):
+        """The sign of lhs - rhs at x (a Fraction, or a float root of the polynomials ``owners``); None
+        where it is undefined."""
+        if self.poly is None:
+            if isinstance(x, float) and abs(x - self.root) <= 1e-10 * max(1.0, abs(x)):
+                return 0
+            v = self.a * (float(x) - float(self.root))
+            return (v > 0) - (v < 0)
+        num, den = self.poly
+        if isinstance(x, Fraction):
+            d = _p_sign(self.integral[1], x)
+            return None if d == 0 else _p_sign(self.integral[0], x) * d
+        if self._vanishes(den, x, owners):
+            return None
+        if self._vanishes(num, x, owners):
+            return 0
+        v = _p_eval(num, x) * _p_eval(den, x)
+        return (v > 0) - (v < 0)
+
+    @staticmethod
+    def _vanishes(p, x, owners):
+        if not owners:  # a point only a linear relation has: within rounding
+            scale = sum(abs(float(c)) * abs(x) ** k for k, c in enumerate(p))
+            return abs(_p_eval(p, x)) <= 1e-9 * max(scale, 1e-300)
+        for owner in owners:
+            g = _p_gcd(p, owner)
+            if len(g) > 1 and any(isinstance(r, float) and abs(r - x) <= 1e-10 * max(1.0, abs(x)) for r in _real_roots(g)):
+                return True
+        return False
+
+    def holds(self, x, owners=()):
+        s = self.sign(x, owners)
+        if s is None:
+            return False
+        return {"<": s < 0, "<=": s <= 0, ">": s > 0, ">=": s >= 0, "=": s == 0, "!=": s != 0}[self.op]
+
+
+def _formula_holds(f, truth):
+    if f[0] == "rel":
+        return truth[id(f)]
+    results = [_formula_holds(p, truth) for p in f[1]]
+    return any(results) if f[0] == "or" else all(results)
+
+
+def _solution_sets_equal(a: str, b: str) -> bool:
+    """Relations of one variable joined by "and"/"or" (``x^2 > 4``, ``x < -2 or x > 2``,
+    ``(x < 0 or x >= 1) and x <= 3``, ``x \\ne 2``), compared as the sets of real numbers where they hold
+    (the points where a side is undefined excluded). Only when a side has an inequality: equations alone
+    are ``_equation_sets_equal``'s."""
+    _solving.deadline = time.monotonic() + SOLVE_BUDGET_S
+    try:
+        return _solution_sets_agree(a, b)
+    finally:
+        _solving.deadline = math.inf
+
+
+def _solution_sets_agree(a: str, b: str) -> bool:
+    fa, fb = _formula(a), _formula(b)
+    if (fa is None) == (fb is None):
+        if fa is None:
+            return False
+    else:  # x^2 >= 4 against (-oo, -2] U [2, oo)
+        names = _formula_variables(_relations(fa or fb))
+        if names is None or len(names) != 1:
+            return False
+        fa, fb = fa or _interval_formula(a, next(iter(names))), fb or _interval_formula(b, next(iter(names)))
+        if fa is None or fb is None:
+            return False
+    rels = _relations(fa) + _relations(fb)
+    if not any(r[2] != "=" for r in rels) or len(rels) > 24:
+        return False
+    try:
+        names = _formula_variables(rels)
+        if names is None or len(names) != 1:
+            return False
+        var = names.pop()
+        built = {id(r): _Relation(r[1], r[3], r[2], var) for r in rels}
+        points = {}  # value -> polynomials it is a root of
+        for rel in built.values():
+            for x, owner in rel.points:
+                points.setdefault(x, [])
+                if owner is not None:
+                    points[x].append(owner)
+        merged = []  # exact points stay apart; float roots within rounding are one point
+        for x in sorted(points, key=float):
+            if merged and isinstance(x, float) and isinstance(merged[-1][0], float) and abs(x - merged[-1][0]) <= 1e-10 * max(1.0, abs(x)):
+                merged[-1][1].extend(points[x])
+                continue
+            merged.append((x, list(points[x])))
+        cuts = [(x, owners) for x, owners in merged]
+        values = [Fraction(x) if isinstance(x, float) else x for x, _ in merged]
+        samples = [(v + w) / 2 for v, w in zip(values, values[1:])]
+        samples += [values[0] - 1, values[-1] + 1] if values else [Fraction(0)]
+        for x, owners in cuts + [(s, ()) for s in samples]:
+            _within_budget()
+            truth = {k: rel.holds(x, owners) for k, rel in built.items()}
+            if _formula_holds(fa, truth) != _formula_holds(fb, truth):
+                return False
+        return True
+    except (ValueError, ZeroDivisionError, SyntaxError, OverflowError, TypeError, RecursionError):
+        return False
 
 
 def is_equiv(pred: Optional[str], truth: Optional[str]) -> bool:
@@ -1193,7 +1921,8 @@ def is_equiv(pred: Optional[str], truth: Optional[str]) -> bool:
     """
     if pred is None or truth is None:
         return False
-    if len(str(pred)) > MAX_ANSWER_CHARS or len(str(truth)) > MAX_ANSWER_CHARS:
+    if any(len(str(x)) > MAX_ANSWER_CHARS and not (len(str(x)) <= MAX_NUMBER_CHARS and _PLAIN_NUMBER.fullmatch(str(x)))
+           for x in (pred, truth)):
         return False
     if _math_verify_equal(str(pred), str(truth)):
         return True
@@ -1206,6 +1935,8 @@ def is_equiv(pred: Optional[str], truth: Optional[str]) -> bool:
         if _nodes_equal(_parse(_strip_lhs(a)), _parse(_strip_lhs(b))):
             return True
         pa, pb = _parse(a), _parse(b)  # y = 1 - x against x + y = 1: both equations, compared as such
-        return pa[0] == pb[0] == "eq" and (_strip_lhs(a) != a or _strip_lhs(b) != b) and _equation_equal(pa, pb)
+        if pa[0] == pb[0] == "eq" and (_strip_lhs(a) != a or _strip_lhs(b) != b) and _equation_equal(pa, pb):
+            return True
+        return _equation_sets_equal(a, b) or _solution_sets_equal(a, b)
     except RecursionError:
         return False

@@ -150,6 +150,117 @@ class NotationTest(unittest.TestCase):
         self.same("\\begin{cases} a+b=\\frac12 \\\\ a-b=\\sqrt3 \\end{cases}", "\\begin{cases} a-b=\\sqrt{3} \\\\ 2a+2b=1 \\end{cases}")
         self.differ("\\begin{cases} a+b=1 \\\\ a-b=2 \\end{cases}", "\\begin{cases} a+b=1 \\\\ a-b=3 \\end{cases}")
 
+    def test_equation_sets(self):
+        # a disjunction of equations is one equation, the product of the side differences
+        self.same("x^2 = 4", "x = 2 \\text{ or } x = -2", "x = \\pm 2", "x = -2 \\text{ or } x = 2")
+        self.differ("x^2 = 4", "x = 2")
+        self.same("x^2 - 3x + 2 = 0", "x = 1 \\text{ or } x = 2")
+        self.differ("x^2 - 3x + 2 = 0", "x = 1 \\text{ or } x = 3")
+        self.same("x^2 = 2", "x = \\pm\\sqrt{2}")
+        self.differ("x^2 = 2", "x = \\pm 1.414")  # a rounded decimal is not its irrational
+        self.same("a = 0 \\text{ or } b = 0", "ab = 0")
+        self.same("ax = ay", "a = 0 \\text{ or } x = y")
+        self.differ("ax = ay", "x = y")
+        # roots keep their multiplicity
+        self.differ("(x-2)^2 = 0", "x = 2")
+        self.differ("a^3 b^3 = 0", "ab = 0")
+        # sides in lowest terms: a denominator does not count
+        self.same("\\frac{1}{x} + \\frac{1}{y} = 2", "y = \\frac{x}{2x-1}")
+        self.differ("\\frac{1}{x} + \\frac{1}{y} = 2", "y = \\frac{x}{2x+1}")
+        self.same("\\frac{x^2-1}{x-1} = 0", "x = -1")
+        self.differ("\\frac{x^2-1}{x-1} = 0", "x = 1 \\text{ or } x = -1")
+        # |A| = |B| is A^2 = B^2
+        self.same("|x| = |y|", "x = y \\text{ or } x = -y", "(x-y)(x+y) = 0")
+        self.differ("|x| = |y|", "x = y")
+
+    def test_solution_sets_of_one_variable(self):
+        self.same("x^2 > 4", "x > 2 \\text{ or } x < -2", "(-\\infty, -2) \\cup (2, \\infty)")
+        self.differ("x^2 > 4", "x \\ge 2 \\text{ or } x \\le -2")
+        self.same("x^2 < 4", "x < 2 \\text{ and } x > -2", "(-2, 2)")
+        self.differ("x^2 < 4", "[-2, 2]")
+        self.same("x^4 \\geq 16", "x^2 \\geq 4")
+        self.same("x^4 \\geq 0", "x^2 \\geq 0")
+        self.differ("x^4 \\geq 16", "x^2 \\geq 3")
+        self.same("x^3 > 8", "x > 2")
+        self.differ("x^3 \\ge 8", "x > 2")
+        self.same("x^2 > 2", "x > \\sqrt2 \\text{ or } x < -\\sqrt2")
+        self.differ("x^2 > 2", "x > 1.414 \\text{ or } x < -1.414")
+        self.same("x \\ne 2", "x < 2 \\text{ or } x > 2")
+        self.same("x^2 - 3 \\ne 1", "x < -2 \\text{ or } (-2 < x \\text{ and } x < 2) \\text{ or } 2 < x", "x \\ne 2 \\text{ and } x \\ne -2")
+        self.differ("x^2 - 3 \\ne 1", "x < -2 \\text{ or } (x < -2 \\text{ and } x < 2) \\text{ or } 2 < x")
+        self.same("x \\ge 1 \\text{ and } x \\le 1", "x = 1")
+        # "and" binds tighter than "or"; parentheses group
+        self.same("(x < 0 \\text{ or } x \\ge 1) \\text{ and } x \\le 3", "x < 0 \\text{ or } (x \\ge 1 \\text{ and } x \\le 3)",
+                  "x < 0 \\text{ or } x \\ge 1 \\text{ and } x \\le 3")
+        self.differ("(x < 0 \\text{ or } x \\ge 1) \\text{ and } x \\le 3", "x < 0 \\text{ or } x \\ge 1")
+        # where a side is undefined it does not hold
+        self.same("\\frac{x-1}{x+2} \\ge 0", "x < -2 \\text{ or } x \\ge 1")
+        self.differ("\\frac{x-1}{x+2} \\ge 0", "x \\le -2 \\text{ or } x \\ge 1")
+        self.same("\\frac{1}{x} \\ge 0", "x > 0")
+        self.differ("\\frac{1}{x} \\ge 0", "x \\ge 0")
+        # absolute values split at the sign of their argument
+        self.same("|x - 1| < 2", "-1 < x < 3", "(-1, 3)")
+        self.differ("|x - 1| < 2", "-1 < x \\le 3")
+        self.same("|x| = 3", "x = 3 \\text{ or } x = -3")
+        self.differ("|x| = 3", "x = 3")
+        self.differ("x^2 \\le 9", "|x| < 3")
+        self.differ("x^2 > 4", "x > 2 \\text{ or } y < -2")
+        self.differ("x > 2", "x > 2 \\text{ or } y > 2")  # relations of two variables are no interval
+        self.same("x^2 > 4", "x \\in (-\\infty, -2) \\cup (2, \\infty)")
+
+    def test_solving_is_bounded(self):
+        roots = "(x-1)(x-2)(x-3)(x-4)(x-5)(x-6)(x-7)(x-8)(x-9)(x-10)(x-11)(x-12)"
+        signs = "x < 1 \\text{ or } (2 < x < 3) \\text{ or } (4 < x < 5) \\text{ or } (6 < x < 7) \\text{ or } (8 < x < 9) \\text{ or } (10 < x < 11) \\text{ or } x > 12"
+        self.assertTrue(is_equiv(roots + " > 0", signs))
+        self.assertFalse(is_equiv(roots + "(x-13) > 0", signs + " \\text{ and } x < 13"))  # degree 13: not solved
+        saved = math_grader.SOLVE_BUDGET_S
+        math_grader.SOLVE_BUDGET_S = 0.0
+        try:
+            self.assertFalse(is_equiv(roots + " > 0", signs))  # out of time: not decided, so not equal
+        finally:
+            math_grader.SOLVE_BUDGET_S = saved
+        self.assertTrue(is_equiv("x^2 > 4", "x > 2 \\text{ or } x < -2"))
+
+    def test_square_roots_of_negative_numbers(self):
+        self.same("\\sqrt{-1}", "i")
+        self.same("\\sqrt{-4}", "2i")
+        self.differ("\\sqrt{-4}", "2")
+        self.differ("\\sqrt{-4}", "-2i")
+        # the principal value only where the two sides are never real at the same points
+        self.same("\\frac{i}{\\sqrt{x}}", "\\sqrt{-\\frac{1}{x}}")
+        self.differ("-\\frac{i}{\\sqrt{x}}", "\\sqrt{-\\frac{1}{x}}")
+        self.same("\\sqrt{a}\\sqrt{b}", "\\sqrt{ab}")
+
+    def test_sign_function_and_roots_of_any_index(self):
+        self.same("\\operatorname{sgn}(-3)", "-1", "\\operatorname{sgn}(-\\pi)")
+        self.differ("\\operatorname{sgn}(-3)", "1")
+        self.same("\\log_{10}(\\sqrt[n]{x})", "\\frac{\\log_{10} x}{n}")
+        self.differ("\\ln(\\sqrt[n]{x})", "\\frac{\\log_{10} x}{n}")
+
+    def test_large_factorials_exactly(self):
+        self.same("\\frac{175! \\cdot 56!}{55! \\cdot 176!}", "\\frac{17556}{55176}", "\\frac{7}{22}")
+        self.differ("\\frac{175! \\cdot 56!}{55! \\cdot 176!}", "\\frac{7}{23}")
+
+    def test_huge_powers_by_prime_exponents(self):
+        self.same("2^{2^{20}}", "4^{2^{19}}", "2^{2^{19}} \\cdot 2^{2^{19}}")
+        self.differ("2^{2^{20}}", "4^{2^{19}+1}")
+        self.same("6^{10^6}", "2^{10^6} \\cdot 3^{10^6}")
+        self.differ("6^{10^6}", "2^{10^6} \\cdot 3^{10^6+1}")
+        self.same("(-2)^{10^6+1}", "-2^{10^6+1}")
+        self.differ("(-2)^{10^6}", "-2^{10^6}")
+        self.differ("2^{100000}", "2^{100000}+1")  # a sum is not a product of powers: not decided, so not equal
+        # a long plain number is read (up to MAX_NUMBER_CHARS), other long answers are not
+        third = "1" + "0" * 1000
+        self.assertTrue(is_equiv("\\frac{10^{1000}}{3}", third + "/3"))
+        self.assertFalse(is_equiv("\\frac{10^{1000}}{3}", third + "/7"))
+        self.assertFalse(is_equiv("x" + "+x" * 300, "301x"))
+
+    def test_intersections_of_intervals(self):
+        self.same("(-1, 1] \\cap [1, 2)", "\\{1\\}")
+        self.differ("(-1, 1] \\cap [1, 2)", "\\{2\\}")
+        self.same("(0, 3) \\cap (1, 5)", "(1, 3)")
+        self.differ("(0, 3) \\cap (1, 5)", "(1, 3]")
+
     def test_matrices_and_vectors(self):
         self.same("\\begin{pmatrix} 1 & \\frac12 \\\\ 0 & 4 \\end{pmatrix}", "\\begin{bmatrix}1&0.5\\\\0&4\\end{bmatrix}")
         self.differ("\\begin{pmatrix} 1 & 2 \\\\ 3 & 4 \\end{pmatrix}", "\\begin{pmatrix} 1 & 3 \\\\ 2 & 4 \\end{pmatrix}")
@@ -210,6 +321,48 @@ class NotationTest(unittest.TestCase):
         self.same("\\log_2 8", "3", "\\log_{2}(8)", "\\frac{\\ln 8}{\\ln 2}")
         self.same("\\log_b b^2", "2")
         self.differ("\\log_2 8", "4")
+
+    def test_cas_and_calculator_function_spellings(self):
+        # reciprocal hyperbolic and inverse reciprocal trigonometric functions (arccot x = arctan(1/x))
+        self.same("\\operatorname{sech} x", "sech(x)", "\\frac{1}{\\cosh x}")
+        self.same("\\coth x", "1/tanh x", "\\frac{\\cosh x}{\\sinh x}")
+        self.same("arccot(x)", "\\arctan\\frac1x")
+        self.same("arcsec 2", "\\frac{\\pi}{3}")
+        self.differ("\\coth x", "\\tanh x")
+        self.differ("arcsec 2", "\\frac{\\pi}{6}")
+        # rounding functions, in words and brackets
+        self.same("\\lfloor \\frac72 \\rfloor", "floor(3.5)", "\\left\\lfloor 7/2 \\right\\rfloor", "⌊7/2⌋", "3")
+        self.same("\\lceil \\frac72 \\rceil", "ceil(7/2)", "4")
+        self.same("floor(-10.3)", "-11")
+        self.same("round(-10.5)", "-11")  # half away from zero
+        self.same("trunc(-9.99)", "-9")
+        self.differ("\\lfloor \\frac72 \\rfloor", "4")
+        self.differ("floor(-10.3)", "-10")
+        self.differ("trunc(-9.99)", "-10")
+        # real n-th roots
+        self.same("cbrt(-8)", "nthroot(-8, 3)", "-2")
+        self.same("cbrt(27x^3)", "3x")
+        self.same("nthroot(81, 4)", "3")
+        self.differ("cbrt(-8)", "2")
+        self.differ("nthroot(81, 4)", "9")
+        # the spelled-out factorial, and the factorial at a non-integer (Gamma(x + 1))
+        self.same("factorial(5)", "5!", "120")
+        self.same("factorial(n)/factorial(n-1)", "n")
+        self.same("(1/2)!", "\\frac{\\sqrt{\\pi}}{2}")
+        self.differ("(1/2)!", "\\sqrt{\\pi}")
+        self.differ("factorial(5)", "24")
+        # the factorial of a group with nested parentheses
+        self.same("(2(n+1))!", "(2n+2)!", "factorial(2n+2)")
+        self.same("\\frac{(2(n+1))!}{(2n+1)!}", "2n+2")
+        self.differ("(2(n+1))!", "(2n+1)!")
+        self.assertIsNone(math_grader.value_of("5!!"))  # a double factorial (15) is not read as (5!)!
+
+    def test_a_function_call_as_the_argument_of_a_bare_function(self):
+        self.same("\\ln|x^2|", "2\\ln|x|", "\\ln(x^2)")
+        self.same("\\sin\\sqrt{x}", "\\sin(x^{1/2})")
+        self.same("f(x) = \\ln|x| + C", "f(x) - \\ln|x| - C = 0")
+        self.differ("\\ln|x+1|", "\\ln|x-1|")
+        self.differ("\\sin\\sqrt{x}", "\\sqrt{\\sin x}")
 
     def test_words_and_products_of_letters(self):
         self.same("White", "white", "\\text{white}")

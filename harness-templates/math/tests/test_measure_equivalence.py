@@ -32,6 +32,9 @@ class MeasureEquivalenceTest(unittest.TestCase):
         self.assertEqual(maxima_to_latex("%union(oc(1,2),co(2,inf))"), "\\left(1, 2\\right] \\cup \\left[2, \\infty\\right)")
         self.assertEqual(maxima_to_latex("lg(8,2)+lg(x)"), "\\log_{2}(8)+\\log_{10}(x)")
         self.assertEqual(maxima_to_latex("x#pm#1 and y#2"), "x\\pm 1 and y\\ne 2")
+        # sets inside rewritten calls are escaped once
+        self.assertEqual(maxima_to_latex("matrix([x>4,{1,x^2}])"), "\\begin{pmatrix}x>4 & \\{1,x^2\\}\\end{pmatrix}")
+        self.assertEqual(maxima_to_latex("%union({-1,1})"), "\\{-1,1\\}")
 
     def test_stack_rows_are_scored_with_their_own_verdicts(self):
         doc = {"source": {"repository": "example/cas-tests", "path": "page.md", "commit": "0" * 40}, "cases": [
@@ -68,6 +71,20 @@ class MeasureEquivalenceTest(unittest.TestCase):
             self.assertEqual([x["verifier"] for x in lines], ["stdlib", "sympy"])
         except ImportError:
             self.assertEqual(len(lines), 1)
+
+    def test_plain_rows_with_an_out_of_scope_reason_are_counted_not_scored(self):
+        doc = {"cases": [
+            {"a": "x+x", "b": "2*x", "equiv": True},
+            {"a": "x", "b": "y", "equiv": False},
+            {"a": "expand((x+1)^2)", "b": "x^2+2*x+1", "equiv": True, "out_of_scope": "CAS command"},
+            {"a": "ab", "b": "ba", "equiv": True, "out_of_scope": "form comparison"},
+            {"a": "expand(x*(x+1))", "b": "x+x^2", "equiv": True, "out_of_scope": "CAS command"},
+        ]}
+        r = run(doc, "--mode", "stdlib")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        res = json.loads(r.stdout)
+        self.assertEqual((res["rows"], res["pos"], res["neg"], res["tp"], res["tn"]), (5, 1, 1, 1, 1))
+        self.assertEqual(res["out_of_scope"], {"CAS command": 2, "form comparison": 1})
 
     def test_bad_input_says_where(self):
         r = run({"cases": [{"student": "x", "teacher": "x", "mark": 7}]}, "--mode", "stdlib")

@@ -6,7 +6,8 @@ alone and with sympy (when importable), and prints the counts and the balanced a
 Two case formats are read:
 
 - ``{"cases": [{"a": ..., "b": ..., "equiv": true|false}]}`` (the suites under
-  test/fixtures/templates/math-equivalence), scored as they are;
+  test/fixtures/templates/math-equivalence), scored as they are; a case with an ``"out_of_scope"``
+  reason is counted under that reason and not scored;
 - ``{"source": {...}, "cases": [{"student": ..., "teacher": ..., "mark": 1|0|-1|-3}]}``: rows of a
   STACK answer-test results page (Maxima syntax; mark 1 = equivalent, 0 = not, -1 = an error case,
   -3 = a known STACK failure). Only the notation is translated (``%pi`` -> ``\\pi``, ``{...}`` ->
@@ -80,7 +81,7 @@ def _rewrite_calls(s, name, fmt):
         if not m:
             return out + s[i:]
         args, end = _args_at(s, m.end() - 1)
-        out += s[i:m.start()] + fmt([maxima_to_latex(a) for a in args])
+        out += s[i:m.start()] + fmt([_notation(a) for a in args])
         i = end
 
 
@@ -100,7 +101,11 @@ def _lists_to_tuples(s):
 
 def maxima_to_latex(s):
     """Notation only: Maxima/STACK input syntax -> the LaTeX-ish text a model would write."""
-    s = s.strip().replace("{", "\\{").replace("}", "\\}")  # Maxima braces are sets
+    return _notation(s.strip().replace("{", "\\{").replace("}", "\\}"))  # Maxima braces are sets
+
+
+def _notation(s):
+    """maxima_to_latex after the set braces are escaped (the arguments of rewritten calls come here again)."""
     s = re.sub(r"\bnounand\b", "and", s)
     s = re.sub(r"\bnounor\b", "or", s)
     s = s.replace("#pm#", "\\pm ")
@@ -136,6 +141,9 @@ def load_cases(path):
     scored, skipped = [], {}
     for n, c in enumerate(doc["cases"]):
         if "equiv" in c:
+            if c.get("out_of_scope"):
+                skipped[c["out_of_scope"]] = skipped.get(c["out_of_scope"], 0) + 1
+                continue
             scored.append({"a": c["a"], "b": c["b"], "equiv": bool(c["equiv"]), "raw": [c["a"], c["b"]]})
             continue
         if not {"student", "teacher", "mark"} <= set(c):

@@ -170,6 +170,12 @@ class SidePools {
 
   readonly runner: CallRunner = async (tree, _manifest, _functions, calls) => mapCalls(await this.pool(tree), calls);
 
+  /** What confined the workers (those of the first pool started; null: none started). */
+  async isolation(): Promise<WorkerIsolation | null> {
+    const first = this.pools.values().next();
+    return first.done ? null : (await first.value).isolation;
+  }
+
   async close(): Promise<void> {
     const started = await Promise.allSettled(this.pools.values());
     await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.close() : undefined)));
@@ -338,9 +344,6 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
       if (rewardChanged || sideFunctions(mNew, newTree, 'after').some((f) => f.kind === 'group' || f.kind === 'trajectory')) local.start(newTree, mNew, sideFunctions(mNew, newTree, 'after'));
     }
     const runner = o.runner ?? local!.runner;
-    // Reward and filter calls run here unless a runner takes them elsewhere; script metrics of a metric replay always do.
-    const here = !o.runner || diagChanged ? workerIsolation(o.python ?? mNew.python ?? 'python3', workerScript()) : null;
-    here?.catch(() => undefined); // the pools' start reports a probe that fails
     let selector = o.selector ?? {};
     if (!o.selector || Object.keys(o.selector).length === 0) {
       const has = await store.one<{ n: number }>('select count(*)::int as n from rollouts where version = ?', [against.id]);
@@ -405,7 +408,8 @@ export async function runBacktest(h: Harness, store: RolloutStore, o: BacktestOp
     }
     if (notReplayable) reasons.push(`partly not replayable — needs a run: ${notReplayable.needs} (${notReplayable.paths.join(', ')})`);
     const summary = `${entry.id} vs ${against.id} [${kinds.join(', ')}]: ${verdict.toUpperCase()}${stats ? `; dead groups ${stats.deadGroups.before}→${stats.deadGroups.after} (revived ${stats.deadGroups.revived}), ordering violations ${stats.ordering.newViolations} new, successes penalized ${stats.successes.penalized}, truncated ${stats.successes.truncated}, filtered ${stats.successes.filtered}` : ''}`;
-    const confined = here && (await here);
+    // Reward and filter calls ran here unless a runner took them elsewhere (their pools say how they were confined); script metrics of a metric replay always do.
+    const confined = (await local?.isolation()) ?? (!o.runner || diagChanged ? await workerIsolation(o.python ?? mNew.python ?? 'python3', workerScript()) : null);
     const isolation = confined && { network: confined.network, readOnlyRoot: confined.readOnlyRoot, environment: confined.environment, detail: confined.detail };
     return { ...base, selector, stats, metricReplays, verdict, reasons, summary, wallSeconds: (Date.now() - t0) / 1000, throughput, isolation };
   } catch (err) {

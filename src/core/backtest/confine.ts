@@ -44,6 +44,22 @@ export interface WorkerIsolation {
 
 const cache = new Map<string, Promise<WorkerIsolation>>();
 
+const cacheKey = (python: string, worker: string) => `${python}\u0000${worker}\u0000${process.env.EVOTRAINER_BACKTEST_UNSHARE ?? ''}`;
+
+/** The two ways to start a confined worker: as root, or in a user namespace of its own. */
+const ISOLATE = ['--mount', '--net', '--pid', '--fork', '--kill-child'];
+const PREFIXES = [['unshare', ...ISOLATE], ['unshare', '--user', '--map-root-user', ...ISOLATE]];
+
+const unconfined = (why: string): WorkerIsolation => ({ network: false, readOnlyRoot: false, environment: 'scrubbed', prefix: [], detail: `harness code ran WITHOUT network or filesystem confinement (${why}); scrubbed environment (${ENV_ALLOW.join(', ')}, LC_*)` });
+const confined = (prefix: string[]): WorkerIsolation => ({ network: true, readOnlyRoot: true, environment: 'scrubbed', prefix, detail: `harness code ran with no network, a read-only filesystem except its tree copy and scratch folder, and a scrubbed environment (${ENV_ALLOW.join(', ')}, LC_*)` });
+
+/** Without trying: no confinement possible here (turned off, or no mount namespaces), and why. */
+function unconfinedHere(): WorkerIsolation | null {
+  if (process.env.EVOTRAINER_BACKTEST_UNSHARE === '0') return unconfined('EVOTRAINER_BACKTEST_UNSHARE=0');
+  if (!mountNamespace()) return unconfined('no mount namespaces on this platform');
+  return null;
+}
+
 /** This process's mount namespace: the worker never remounts anything in it. */
 export function mountNamespace(): string {
   try {
@@ -76,7 +92,7 @@ function exitCode(cmd: string[], env: Record<string, string>): Promise<{ code: n
  * writable, its parent is not, and no connection leaves).
  */
 export function workerIsolation(python: string, worker: string): Promise<WorkerIsolation> {
-  const key = `${python}\u0000${worker}\u0000${process.env.EVOTRAINER_BACKTEST_UNSHARE ?? ''}`;
+  const key = cacheKey(python, worker);
   let found = cache.get(key);
   if (!found) {
     found = probe(python, worker);
@@ -86,30 +102,46 @@ export function workerIsolation(python: string, worker: string): Promise<WorkerI
 }
 
 /**
+ * For workers that start before (or without) the probe: the confinement found for `python`
+ * running `worker` (`known`), or else the one this machine most likely allows (`likely`: as
+ * root, namespaces of its own; otherwise, in a user namespace too). A worker started with
+ * `likely` confines itself and checks what the probe checks (worker.py's `confined`) before
+ * any harness code loads, or exits; once workers have started with it, `confirm` records it
+ * as found (the probe need not run). Should they fail, `workerIsolation` finds what holds.
+ */
+export function startingIsolation(python: string, worker: string): { known: Promise<WorkerIsolation> } | { likely: WorkerIsolation; confirm(): void } {
+  const key = cacheKey(python, worker);
+  const known = cache.get(key);
+  if (known) return { known };
+  const likely = unconfinedHere() ?? confined(process.getuid?.() === 0 ? PREFIXES[0]! : PREFIXES[1]!);
+  return { likely, confirm: () => void (cache.has(key) || cache.set(key, Promise.resolve(likely))) };
+}
+
+/** Whether two findings confine the same way (the same command line). */
+export const sameIsolation = (a: WorkerIsolation, b: WorkerIsolation): boolean => a.readOnlyRoot === b.readOnlyRoot && a.prefix.join('\u0000') === b.prefix.join('\u0000');
+
+/**
  * How to run harness code confined (as far as `isolation` allows) with `scratch` (its HOME and
  * TMPDIR) and `writable` its only writable folders: the worker's confinement config (for
- * worker.py's JSON config, or its `--script` mode) and the environment to start it with.
+ * worker.py's JSON config — a worker checks on `scratch` that it holds —, or its `--script`
+ * mode) and the environment to start it with.
  */
 export function confinement(isolation: WorkerIsolation, scratch: string, writable: string[]): { confine: Record<string, unknown>; env: Record<string, string> } {
-  const confine = isolation.readOnlyRoot ? { writable: [...writable, scratch], outer_mount_namespace: mountNamespace() } : {};
+  const confine = isolation.readOnlyRoot ? { writable: [...writable, scratch], outer_mount_namespace: mountNamespace(), check: scratch } : {};
   return { confine, env: scrubbedEnv(scratch) };
 }
 
 async function probe(python: string, worker: string): Promise<WorkerIsolation> {
-  const unconfined = (why: string): WorkerIsolation => ({ network: false, readOnlyRoot: false, environment: 'scrubbed', prefix: [], detail: `harness code ran WITHOUT network or filesystem confinement (${why}); scrubbed environment (${ENV_ALLOW.join(', ')}, LC_*)` });
-  if (process.env.EVOTRAINER_BACKTEST_UNSHARE === '0') return unconfined('EVOTRAINER_BACKTEST_UNSHARE=0');
+  const none = unconfinedHere();
+  if (none) return none;
   const outer = mountNamespace();
-  if (!outer) return unconfined('no mount namespaces on this platform');
   const dir = mkdtempSync(path.join(tmpdir(), 'evotrainer-confine-probe-'));
   try {
     const env = scrubbedEnv(dir);
     const tries: string[] = [];
-    const isolate = ['--mount', '--net', '--pid', '--fork', '--kill-child'];
-    for (const prefix of [['unshare', ...isolate], ['unshare', '--user', '--map-root-user', ...isolate]]) {
+    for (const prefix of PREFIXES) {
       const r = await exitCode([...prefix, python, worker, '--probe', dir, outer], env);
-      if (r.code === 0) {
-        return { network: true, readOnlyRoot: true, environment: 'scrubbed', prefix, detail: `harness code ran with no network, a read-only filesystem except its tree copy and scratch folder, and a scrubbed environment (${ENV_ALLOW.join(', ')}, LC_*)` };
-      }
+      if (r.code === 0) return confined(prefix);
       tries.push(`${prefix.join(' ')}: ${r.stderr.split('\n').pop() || `exit ${r.code}`}`);
     }
     return unconfined(`unshare is not permitted here — ${tries.join('; ')}`);

@@ -1,7 +1,7 @@
-import type { DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBBlobVector, DuckDBValue } from '@duckdb/node-api';
 import { scopeWhere, type Scope } from '../diagnose/health';
 import type { RolloutStore } from '../store/store';
-import type { CallResult, FunctionKind, FunctionSpec, WorkerPool } from './pool';
+import type { CallResult, FunctionKind, FunctionSpec, SerializedItem, WorkerPool } from './pool';
 
 /**
  * What the harness's reward functions are called with, built from cached rollouts: as
@@ -63,6 +63,12 @@ export function trlItem(r: RewardSource) {
 
 export const rewardItem = (kind: FunctionKind, r: RewardSource) => (kind === 'trl' ? trlItem(r) : verlItem(r));
 
+/** A chunk of the store's rollouts as the reward's items: their ids, and each item's JSON. */
+interface ItemChunk {
+  ids: number[];
+  texts: SerializedItem[];
+}
+
 /** The rollouts of `selector` (its `limit` first by id), as a FROM clause with its parameters. */
 function selection(selector: Scope & { limit?: number }, columns: string): { from: string; params: DuckDBValue[] } {
   const { sql, params } = scopeWhere(selector);
@@ -74,13 +80,26 @@ function selection(selector: Scope & { limit?: number }, columns: string): { fro
  * verl's call for a reward that never reads extra_info: the three text columns, serialized
  * by DuckDB itself (no value passes through JavaScript), extra_info null.
  */
-async function* narrowVerlItems(store: RolloutStore, selector: Scope & { limit?: number }): AsyncGenerator<{ ids: number[]; texts: string[] }> {
+async function* narrowVerlItems(store: RolloutStore, selector: Scope & { limit?: number }): AsyncGenerator<ItemChunk> {
   const { from, params } = selection(selector, 'id, response, ground_truth, data_source');
-  const sql = `select id, to_json({data_source: coalesce(data_source, 'unknown'), solution_str: coalesce(response, ''), ground_truth: coalesce(ground_truth, ''), extra_info: null})::varchar from ${from}`;
-  for await (const [ids, texts] of store.chunks(sql, params)) yield { ids: ids!.map(Number), texts: texts as string[] };
+  // As UTF-8 bytes (encode: a BLOB of the text as it is): they go to the workers as read.
+  const sql = `select id, encode(to_json({data_source: coalesce(data_source, 'unknown'), solution_str: coalesce(response, ''), ground_truth: coalesce(ground_truth, ''), extra_info: null})::varchar) from ${from}`;
+  for await (const chunk of store.dataChunks(sql, params)) {
+    const idv = chunk.getColumnVector(0);
+    const json = chunk.getColumnVector(1) as DuckDBBlobVector;
+    const ids = new Array<number>(chunk.rowCount);
+    const texts = new Array<Uint8Array>(chunk.rowCount);
+    for (let i = 0; i < chunk.rowCount; i++) {
+      ids[i] = Number(idv.getItem(i));
+      // (a short item is a view into the chunk's memory: copied)
+      const bytes = json.getItemBytes(i)!;
+      texts[i] = bytes.length <= 12 ? bytes.slice() : bytes;
+    }
+    yield { ids, texts };
+  }
 }
 
-async function* fullItems(store: RolloutStore, selector: Scope & { limit?: number }, kind: FunctionKind): AsyncGenerator<{ ids: number[]; texts: string[] }> {
+async function* fullItems(store: RolloutStore, selector: Scope & { limit?: number }, kind: FunctionKind): AsyncGenerator<ItemChunk> {
   const { from, params } = selection(selector, SOURCE_COLUMNS.join(', '));
   for await (const cols of store.chunks(`select ${SOURCE_COLUMNS.join(', ')} from ${from}`, params)) {
     const ids = cols[0]!.map(Number);
@@ -156,11 +175,16 @@ const READ_AHEAD_CHUNKS = 64;
  * (as it starts): the reward's inputs stream from the store to the workers, chunk by chunk,
  * while they score. Reading starts at once, ahead of the workers: for a verl reward it
  * reads the narrow form (no extra_info) until the workers report whether the function
- * reads extra_info, and starts over with whole rows if it does. Results by rollout id.
+ * reads extra_info, and starts over with whole rows if it does. Results by rollout id;
+ * `onReadDone` is called once the last rows are read.
  */
-export async function scoreFromStore(store: RolloutStore, selector: Scope & { limit?: number }, pool: Promise<WorkerPool>, reward: FunctionSpec): Promise<Map<number, CallResult>> {
+export async function scoreFromStore(store: RolloutStore, selector: Scope & { limit?: number }, pool: Promise<WorkerPool>, reward: FunctionSpec, o: { onReadDone?: () => void } = {}): Promise<Map<number, CallResult>> {
   const ids: number[] = [];
-  const narrow = reward.kind === 'verl' ? readAhead(narrowVerlItems(store, selector), READ_AHEAD_CHUNKS) : null;
+  async function* whole(source: AsyncGenerator<ItemChunk>): AsyncGenerator<ItemChunk> {
+    yield* source;
+    o.onReadDone?.();
+  }
+  const narrow = reward.kind === 'verl' ? readAhead(whole(narrowVerlItems(store, selector)), READ_AHEAD_CHUNKS) : null;
   let p: WorkerPool;
   try {
     p = await pool;
@@ -168,13 +192,13 @@ export async function scoreFromStore(store: RolloutStore, selector: Scope & { li
     await narrow?.cancel();
     throw err;
   }
-  let source: AsyncGenerator<{ ids: number[]; texts: string[] }>;
+  let source: AsyncGenerator<ItemChunk>;
   if (narrow && !p.readsExtraInfo(reward.name)) source = narrow.iterate();
   else {
     await narrow?.cancel();
-    source = fullItems(store, selector, reward.kind);
+    source = whole(fullItems(store, selector, reward.kind));
   }
-  async function* texts(): AsyncGenerator<string[]> {
+  async function* texts(): AsyncGenerator<SerializedItem[]> {
     for await (const chunk of source) {
       for (const id of chunk.ids) ids.push(id);
       yield chunk.texts;

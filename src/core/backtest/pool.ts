@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { confinement, workerIsolation, type WorkerIsolation } from './confine';
+import { confinement, sameIsolation, startingIsolation, workerIsolation, type WorkerIsolation } from './confine';
 
 /**
  * Long-lived `python3` workers that run the harness's own reward and filter code over
@@ -41,6 +41,9 @@ export interface PoolOptions {
   signal?: AbortSignal;
 }
 
+/** One item's JSON text, as a string or as its UTF-8 bytes. */
+export type SerializedItem = string | Uint8Array;
+
 export type CallResult = { value: unknown; error: null } | { value: null; error: string };
 
 export class BacktestError extends Error {}
@@ -58,10 +61,26 @@ interface Chunk {
   results?: [unknown, string | null][];
   done?: boolean;
   ready?: boolean;
+  /** Ready, confined, and it checked that the confinement holds. */
+  confined?: boolean;
   loaded?: string;
   /** A verl function that provably never reads its extra_info argument says so when loaded. */
   reads_extra_info?: boolean;
   error?: string;
+}
+
+const COMMA = Buffer.from(',');
+
+/** `head`, the items' JSON separated by commas, `tail`: as one string, or as bytes where an item comes as bytes. */
+function callLine(head: string, items: SerializedItem[], tail: string): string | Buffer {
+  if (items.every((x) => typeof x === 'string')) return head + items.join(',') + tail;
+  const parts: Uint8Array[] = [Buffer.from(head)];
+  items.forEach((x, i) => {
+    if (i) parts.push(COMMA);
+    parts.push(typeof x === 'string' ? Buffer.from(x) : x);
+  });
+  parts.push(Buffer.from(tail));
+  return Buffer.concat(parts);
 }
 
 class Worker {
@@ -75,7 +94,7 @@ class Worker {
 
   constructor(
     private readonly o: PoolOptions,
-    isolation: WorkerIsolation,
+    private readonly isolation: WorkerIsolation,
     scratch: string,
   ) {
     const { confine, env } = confinement(isolation, scratch, [o.root]);
@@ -153,11 +172,15 @@ class Worker {
     // The loads wait in the pipe while the interpreter starts: no round trip per function.
     for (const f of this.o.functions) this.proc.stdin.write(JSON.stringify({ op: 'load', ...f }) + '\n');
     let ready = false;
+    let confined = false;
     const loaded = new Map<string, Chunk>();
     try {
       await this.next(
         (m) => {
-          if (m.ready) ready = true;
+          if (m.ready) {
+            ready = true;
+            confined = m.confined === true;
+          }
           if (m.loaded !== undefined) loaded.set(m.loaded, m);
           return ready && loaded.size === this.o.functions.length;
         },
@@ -168,6 +191,7 @@ class Worker {
       const f = this.o.functions.find((x) => !loaded.has(x.name))!;
       throw new BacktestError(`loading ${f.path}:${f.function} ${this.describeExit()}: ${this.stderr.slice(-800)}`);
     }
+    if (this.isolation.readOnlyRoot && !confined) throw new BacktestError(`the backtest worker (${this.o.python ?? 'python3'}) did not confirm its confinement; is ${workerScript()} from this version of EvoTrainer?`);
     for (const f of this.o.functions) {
       const m = loaded.get(f.name)!;
       if (m.error) throw new BacktestError(`cannot load ${f.function}() from ${f.path} (in ${this.o.root}): ${m.error}`);
@@ -176,9 +200,9 @@ class Worker {
   }
 
   /** Runs one batch (each item as its JSON text); returns the results it got, and whether the worker failed before the end. */
-  async call(id: number, name: string, items: string[], timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
+  async call(id: number, name: string, items: SerializedItem[], timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
     const results: (CallResult | undefined)[] = new Array(items.length);
-    this.proc.stdin.write(`{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[${items.join(',')}]}\n`);
+    this.proc.stdin.write(callLine(`{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[`, items, ']}\n'));
     const onChunk = (m: Chunk) => {
       if (m.id !== id || !m.results) return;
       m.results.forEach(([value, error], k) => (results[m.from! + k] = error === null ? { value, error: null } : { value: null, error }));
@@ -239,8 +263,29 @@ export class WorkerPool {
     readonly isolation: WorkerIsolation,
   ) {}
 
+  /**
+   * Starts the workers. Where the isolation probe has not run yet for this interpreter, they
+   * start at once, confined as this machine most likely allows, each checking before any
+   * harness code loads that its confinement holds; only should they fail to start does the
+   * probe run (it finds what holds here, and they start again that way).
+   */
   static async start(o: PoolOptions): Promise<WorkerPool> {
-    const pool = new WorkerPool(o, await workerIsolation(o.python ?? 'python3', workerScript()));
+    const python = o.python ?? 'python3';
+    const starting = startingIsolation(python, workerScript());
+    if ('known' in starting) return WorkerPool.startWith(o, await starting.known);
+    try {
+      const pool = await WorkerPool.startWith(o, starting.likely);
+      starting.confirm();
+      return pool;
+    } catch (err) {
+      const found = await workerIsolation(python, workerScript());
+      if (sameIsolation(found, starting.likely)) throw err;
+      return WorkerPool.startWith(o, found);
+    }
+  }
+
+  private static async startWith(o: PoolOptions, isolation: WorkerIsolation): Promise<WorkerPool> {
+    const pool = new WorkerPool(o, isolation);
     const n = Math.max(1, o.workers ?? availableParallelism());
     pool.stats.workers = n;
     const started = await Promise.allSettled(Array.from({ length: n }, () => pool.spawnWorker()));
@@ -277,10 +322,10 @@ export class WorkerPool {
   /**
    * Calls function `name` on every item; results in item order, never throws for item
    * failures. Items come as values, or as a stream of chunks of items already serialized
-   * (each string one item's JSON text): the workers start on the first batches while the
+   * (each one item's JSON text, as a string or its UTF-8 bytes): the workers start on the first batches while the
    * rest is still being read, and the reader waits while the workers are far behind.
    */
-  async map(name: string, items: unknown[] | AsyncIterable<string[]>, onProgress?: (done: number) => void): Promise<CallResult[]> {
+  async map(name: string, items: unknown[] | AsyncIterable<SerializedItem[]>, onProgress?: (done: number) => void): Promise<CallResult[]> {
     const out: CallResult[] = [];
     const batch = Math.max(1, this.o.batchSize ?? 256);
     const timeout = this.o.timeoutSeconds ?? 10;
@@ -324,7 +369,7 @@ export class WorkerPool {
     };
     const produce = async (): Promise<number> => {
       let n = 0;
-      const put = async (texts: string[]) => {
+      const put = async (texts: SerializedItem[]) => {
         for (let i = 0; i < texts.length; i += batch) {
           await queue.put({ from: n, texts: texts.slice(i, i + batch) });
           n += Math.min(batch, texts.length - i);
@@ -357,12 +402,18 @@ export class WorkerPool {
   }
 }
 
+/** A batch: its first item's index, and its items. */
+interface Slot {
+  from: number;
+  texts: SerializedItem[];
+}
+
 /**
  * The batches of one map call between the reader and the workers: at most `limit` wait;
  * the reader's `put` waits for room, a worker's `take` for a batch (null once all are taken).
  */
 class BatchQueue {
-  private readonly items: { from: number; texts: string[] }[] = [];
+  private readonly items: Slot[] = [];
   private ended = false;
   private error: unknown = null;
   private waiters: (() => void)[] = [];
@@ -377,14 +428,14 @@ class BatchQueue {
     return new Promise((r) => this.waiters.push(r));
   }
 
-  async put(b: { from: number; texts: string[] }): Promise<void> {
+  async put(b: Slot): Promise<void> {
     while (this.items.length >= this.limit && this.error === null) await this.wait();
     if (this.error !== null) throw this.error;
     this.items.push(b);
     this.wake();
   }
 
-  async take(): Promise<{ from: number; texts: string[] } | null> {
+  async take(): Promise<Slot | null> {
     for (;;) {
       if (this.error !== null) throw this.error;
       const b = this.items.shift();

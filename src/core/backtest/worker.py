@@ -14,8 +14,9 @@ protocol; harness code that prints writes to stderr instead):
 Confinement (src/core/backtest/confine.ts): started inside `unshare --mount --net --pid`,
 with "writable" in its config, the worker remounts every mount read-only except those
 folders (the version's tree copy and its scratch folder), then drops every capability,
-before any harness code loads.
-`worker.py --probe DIR NAMESPACE` checks that this holds here; `worker.py --script CONFIG FILE`
+and checks that this holds (the scratch folder "check" writable, its parent not, no
+network; its ready message says "confined") before any harness code loads.
+`worker.py --probe DIR NAMESPACE` checks the same on its own; `worker.py --script CONFIG FILE`
 runs a harness script (a script metric) under the same confinement. It never remounts anything in
 the mount namespace it was started from (NAMESPACE, /proc/self/ns/mnt of the starter).
 
@@ -97,30 +98,37 @@ def confine(writable, outer_namespace):
         raise OSError(ctypes.get_errno(), "capset: could not drop the capabilities")
 
 
-def probe(folder, outer_namespace):
-    """Exit 0 when confinement holds: `folder` writable, its parent read-only (and no way to
-    remount it read-write), no network."""
-    confine([folder], outer_namespace)
-    open(os.path.join(folder, "probe"), "w").close()
+def confinement_problem(folder):
+    """In a confined process: None when confinement holds — `folder` writable, its parent
+    read-only (and no way to remount it read-write), no network — else what does not."""
+    mark = os.path.join(folder, ".evotrainer-confine-check-%s" % os.urandom(6).hex())
+    open(mark, "w").close()
+    os.remove(mark)
     try:
         open(os.path.join(os.path.dirname(folder), "evotrainer-probe"), "w").close()
-        sys.exit("the parent folder is still writable")
+        return "the parent folder is still writable"
     except OSError as e:
         if e.errno != errno.EROFS:
             raise
     import ctypes
 
     if ctypes.CDLL(None, use_errno=True).mount(None, b"/", None, ctypes.c_ulong(MS_REMOUNT | MS_BIND), None) == 0:
-        sys.exit("the root could be remounted read-write")
+        return "the root could be remounted read-write"
     import socket
 
     try:
         socket.create_connection(("127.0.0.1", 9), timeout=2).close()
-        sys.exit("a connection went through")
+        return "a connection went through"
     except OSError as e:
         if e.errno != errno.ENETUNREACH:
-            sys.exit("the network is there: %s" % e)
-    sys.exit(0)
+            return "the network is there: %s" % e
+    return None
+
+
+def probe(folder, outer_namespace):
+    """Exit 0 when confinement holds (see confinement_problem)."""
+    confine([folder], outer_namespace)
+    sys.exit(confinement_problem(folder) or 0)
 
 
 if len(sys.argv) > 3 and sys.argv[1] == "--probe":
@@ -131,6 +139,9 @@ def run_script(config, script):
     """A harness script (a script metric) run as `python3 SCRIPT` would, confined first."""
     if config.get("writable"):
         confine(config["writable"], config.get("outer_mount_namespace"))
+        problem = config.get("check") and confinement_problem(config["check"])
+        if problem:
+            sys.exit("the script's confinement does not hold: %s" % problem)
     import runpy
 
     sys.argv = [script]
@@ -154,11 +165,17 @@ if CONFIG.get("memory_mb"):
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     except (ValueError, OSError):
         pass
+# Confined, and checked that it holds (as the probe checks), before any harness code loads.
+CONFINED = False
 if CONFIG.get("writable"):
     try:
         confine(CONFIG["writable"], CONFIG.get("outer_mount_namespace"))
+        PROBLEM = confinement_problem(CONFIG["check"]) if CONFIG.get("check") else "no folder to check it on"
     except OSError as e:
         sys.exit("could not confine the backtest worker: %s" % e)
+    if PROBLEM:
+        sys.exit("the backtest worker's confinement does not hold: %s" % PROBLEM)
+    CONFINED = True
 ROOT = CONFIG.get("root") or os.getcwd()
 os.chdir(ROOT)
 if ROOT not in sys.path:
@@ -391,7 +408,7 @@ def batch_main(in_path, out_path):
 def main():
     if len(sys.argv) > 2 and sys.argv[2] == "--batch":
         sys.exit(batch_main(sys.argv[3], sys.argv[4]))
-    send({"ready": True, "python": sys.version.split()[0], "pid": os.getpid()})
+    send({"ready": True, "python": sys.version.split()[0], "pid": os.getpid(), "confined": CONFINED})
     flush()
     for line in sys.stdin:
         if not line.strip():

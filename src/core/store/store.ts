@@ -5,7 +5,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { DuckDBConnection, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
 import { columnsOf, createTempTable, ensureDerivedViews, withScopedViews, withTempTables, type TempTable } from './derived';
 import { Ingest, type ImportOptions, type ImportSummary } from './ingest';
 import { acquireInstance, inInstanceTurn, normalizeRow, releaseInstance, type StoreDb } from './instances';
@@ -117,10 +117,18 @@ export class RolloutStore {
    * booleans; BIGINT as bigint).
    */
   async *chunks(sql: string, params: DuckDBValue[] = []): AsyncGenerator<DuckDBValue[][]> {
+    for await (const chunk of this.dataChunks(sql, params)) yield chunk.getColumns();
+  }
+
+  /**
+   * As `chunks`, DuckDB's own data chunks: for readers that take a vector's bytes as they
+   * are (a BLOB column's items without decoding them to strings).
+   */
+  async *dataChunks(sql: string, params: DuckDBValue[] = []): AsyncGenerator<DuckDBDataChunk> {
     const conn = await this.instance.connect();
     try {
       const result = await conn.stream(sql, params);
-      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) yield chunk.getColumns();
+      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) yield chunk;
     } finally {
       conn.closeSync();
     }

@@ -4,18 +4,22 @@ import { css, html, nothing, svg, type TemplateResult } from 'lit';
 import { customElement } from 'lit/decorators.js';
 import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type BacktestView, type CheckRow, type GateView, type HowObtained, type HumanGateView, type Interval, type ResultState } from '../../viewer/backtest/protocol';
 import { AppElement, appStyles, host } from '../shared/app';
+import { markHidden, shown } from '../shared/hidden';
 
 
 const num = (n: number | null | undefined, digits = 3) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(digits));
 const signed = (n: number | null | undefined, digits = 3) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : `${n > 0 ? '+' : n < 0 ? '−' : '±'}${Math.abs(n).toFixed(digits)}`);
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const when = (iso: string) => (iso ? iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : '');
-/** Rollout text is untrusted: terminal escapes are dropped, long text is cut for display. */
-const ESCAPES = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007]*\u0007|[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g;
-const clean = (s: string, max = 20_000) => {
+/** Rollout text is untrusted: terminal escapes are dropped, long text is cut for display, hidden characters are marked. */
+const ESCAPES = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b\][^\u0007]*\u0007/g;
+const cut = (s: string, max: number) => {
   const t = s.replace(ESCAPES, '');
   return t.length > max ? `${t.slice(0, max)}… (${t.length - max} more characters)` : t;
 };
+const clean = (s: string, max = 20_000) => shown(cut(s, max));
+/** The same for an attribute (a tooltip): the marks as plain text. */
+const cleanTitle = (s: string, max: number) => markHidden(cut(s, max));
 const mark = (p: boolean | null) => (p === true ? html`<span class="ok" title="passes">✓</span>` : p === false ? html`<span class="fail" title="fails">✗</span>` : html`<span class="warn" title="a person must judge">?</span>`);
 
 const CATEGORY: Record<string, string> = { validity: 'Validity (any failure rejects)', primary: 'Primary metric', target: 'Target: the success criterion', side_effect: 'Side effects', backtest: 'Backtest', evidence: 'Evidence' };
@@ -89,8 +93,8 @@ export class BacktestApp extends AppElement<ResultState> {
 
   override render() {
     const v = this.view;
-    if (v.status === 'loading') return html`<h1>${v.title}</h1><div class="loading" data-testid="result-loading"><vscode-progress-ring aria-label="Working"></vscode-progress-ring><span class="meta">${v.progress ?? ''}</span></div>`;
-    if (v.status === 'failed') return html`<h1>${v.title}</h1><p class="error" data-testid="result-error">${v.error}</p>`;
+    if (v.status === 'loading') return html`<h1>${shown(v.title)}</h1><div class="loading" data-testid="result-loading"><vscode-progress-ring aria-label="Working"></vscode-progress-ring><span class="meta">${shown(v.progress)}</span></div>`;
+    if (v.status === 'failed') return html`<h1>${shown(v.title)}</h1><p class="error" data-testid="result-error">${shown(v.error)}</p>`;
     if (v.kind === 'backtest') return this.backtest(v.backtest);
     if (v.kind === 'gate') return this.gate(v.gate);
     return this.humanGate(v.humanGate);
@@ -105,7 +109,7 @@ export class BacktestApp extends AppElement<ResultState> {
   }
 
   private checks(rows: CheckRow[]) {
-    return rows.map((r) => html`<div class="check"><span>${mark(r.passed)}</span><span><b>${r.check}</b>: ${r.detail}</span></div>`);
+    return rows.map((r) => html`<div class="check"><span>${mark(r.passed)}</span><span><b>${shown(r.check)}</b>: ${shown(r.detail)}</span></div>`);
   }
 
   private intervals(rows: Interval[], testid: string) {
@@ -113,15 +117,15 @@ export class BacktestApp extends AppElement<ResultState> {
     return html`<table data-testid=${testid}>
       <tr><th>metric</th><th class="num">before</th><th class="num">after</th><th>Δ and its interval</th><th></th></tr>
       ${rows.map((r) => {
-        if (r.n === 0) return html`<tr><td>${r.name}</td><td class="num">${num(r.before)}</td><td class="num">${num(r.after)}</td><td class="meta">no task has values on both sides</td><td><span class="chip noise">no data</span></td></tr>`;
+        if (r.n === 0) return html`<tr><td>${shown(r.name)}</td><td class="num">${num(r.before)}</td><td class="num">${num(r.after)}</td><td class="meta">no task has values on both sides</td><td><span class="chip noise">no data</span></td></tr>`;
         // Colour says good or bad news: a dead-group share going down is good.
         const good = r.direction === 'none' ? '' : (r.direction === 'up') === r.higherIsBetter ? 'good' : 'bad';
         const chip = r.withinNoise ? 'within noise' : `${r.direction} · ${good === 'good' ? 'better' : 'worse'}`;
         const deltaClass = r.withinNoise || r.delta === null || r.delta === 0 ? '' : (r.delta > 0) === r.higherIsBetter ? 'good' : 'bad';
         return html`<tr>
-          <td>${r.name}</td><td class="num">${num(r.before)}</td><td class="num">${num(r.after)}</td>
+          <td>${shown(r.name)}</td><td class="num">${num(r.before)}</td><td class="num">${num(r.after)}</td>
           <td><span class=${deltaClass}>${signed(r.delta)}</span> <span class="meta ci">[${signed(r.ci[0])}, ${signed(r.ci[1])}] ${Math.round(r.confidence * 100)}% · ${r.n} tasks${r.pValue !== null ? ` · p=${r.pValue.toFixed(3)}` : ''}</span></td>
-          <td><span class="chip ${r.withinNoise ? 'noise' : good}" title=${r.label}>${chip}</span></td>
+          <td><span class="chip ${r.withinNoise ? 'noise' : good}" title=${markHidden(r.label)}>${chip}</span></td>
         </tr>`;
       })}
     </table>`;
@@ -149,16 +153,16 @@ export class BacktestApp extends AppElement<ResultState> {
     const verdict = b.verdict === 'not_replayable' ? 'NOT REPLAYABLE' : b.verdict.toUpperCase();
     return html`
       <header>
-        <h1 data-testid="result-title">Backtest ${b.version} <span class="meta">vs</span> ${b.against}</h1>
-        <span class="meta"><code>${b.commits.version.slice(0, 12)}</code> vs <code>${b.commits.against.slice(0, 12)}</code> · ${b.kinds.join(', ') || 'nothing changed'} · ${b.wallSeconds.toFixed(1)} s</span>
+        <h1 data-testid="result-title">Backtest ${shown(b.version)} <span class="meta">vs</span> ${shown(b.against)}</h1>
+        <span class="meta"><code>${b.commits.version.slice(0, 12)}</code> vs <code>${b.commits.against.slice(0, 12)}</code> · ${shown(b.kinds.join(', ')) || 'nothing changed'} · ${b.wallSeconds.toFixed(1)} s</span>
       </header>
       <div class="banner ${b.verdict}" data-testid="result-verdict">
         <span class="verdict ${b.verdict}">${verdict}</span>
         ${s ? html`<span class="meta"> · ${s.rollouts} rollouts in ${s.groups} groups over ${s.tasks} tasks</span>` : nothing}
-        <ul data-testid="result-reasons">${b.reasons.map((r) => html`<li>${r}</li>`)}</ul>
+        <ul data-testid="result-reasons">${b.reasons.map((r) => html`<li>${shown(r)}</li>`)}</ul>
         ${b.invariants.length ? html`<div data-testid="result-invariants">${this.checks(b.invariants)}</div>` : nothing}
       </div>
-      <section class="meta">changed: ${b.changed.map((c, i) => html`${i ? ', ' : ''}<code>${c}</code>`)}${b.notReplayable ? html`<div>not replayable offline (${b.notReplayable.paths.join(', ')}): ${b.notReplayable.needs}</div>` : nothing}</section>
+      <section class="meta">changed: ${b.changed.map((c, i) => html`${i ? ', ' : ''}<code>${shown(c)}</code>`)}${b.notReplayable ? html`<div>not replayable offline (${shown(b.notReplayable.paths.join(', '))}): ${shown(b.notReplayable.needs)}</div>` : nothing}</section>
       ${s
         ? html`
             <section><h2>Before / after (paired by task)</h2>${this.intervals(s.intervals, 'result-intervals')}</section>
@@ -179,7 +183,7 @@ export class BacktestApp extends AppElement<ResultState> {
                 <div class="meta">${s.ordering.violations} of ${s.ordering.pairs} ordered pairs (less correct above more correct); ${s.ordering.violationsBefore} before</div>
                 ${s.ordering.examples.length
                   ? html`<table><tr><th>outscores</th><th>the more correct</th><th>group</th></tr>
-                      ${s.ordering.examples.slice(0, 8).map((e) => html`<tr><td>${this.rollout(e.lower)}</td><td>${this.rollout(e.higher)}</td><td class="meta task" title=${e.group}>${e.group}</td></tr>`)}</table>`
+                      ${s.ordering.examples.slice(0, 8).map((e) => html`<tr><td>${this.rollout(e.lower)}</td><td>${this.rollout(e.higher)}</td><td class="meta task" title=${markHidden(e.group)}>${shown(e.group)}</td></tr>`)}</table>`
                   : nothing}
               </section>
               <section data-testid="result-successes">
@@ -199,7 +203,7 @@ export class BacktestApp extends AppElement<ResultState> {
               <h2>Per failure mode (mean score)</h2>
               <table>
                 <tr><th>failure mode</th><th class="num">rollouts</th><th class="num">before</th><th class="num">after</th><th class="num">Δ</th></tr>
-                ${s.failureModes.map((m) => html`<tr><td>${m.mode}</td><td class="num">${m.n}</td><td class="num">${num(m.before)}</td><td class="num">${num(m.after)}</td><td class="num ${m.delta === null || Math.abs(m.delta) < 1e-9 ? '' : m.delta > 0 ? 'up' : 'down'}">${signed(m.delta)}</td></tr>`)}
+                ${s.failureModes.map((m) => html`<tr><td>${shown(m.mode)}</td><td class="num">${m.n}</td><td class="num">${num(m.before)}</td><td class="num">${num(m.after)}</td><td class="num ${m.delta === null || Math.abs(m.delta) < 1e-9 ? '' : m.delta > 0 ? 'up' : 'down'}">${signed(m.delta)}</td></tr>`)}
               </table>
             </section>
             <section data-testid="result-flips">
@@ -207,14 +211,14 @@ export class BacktestApp extends AppElement<ResultState> {
               ${s.flips.length
                 ? html`<table>
                     <tr><th>task</th><th class="num">before</th><th class="num">after</th><th>rollouts (open in the Failure Explorer)</th></tr>
-                    ${s.flips.slice(0, 20).map((f) => html`<tr><td class="task" title=${clean(f.task, 2000)}>${clean(f.task, 200)}</td><td class="num">${num(f.before)}</td><td class="num ${f.after > f.before ? 'up' : 'down'}">${num(f.after)}</td><td>${f.rollouts.slice(0, 8).map((id) => this.rollout(id))}</td></tr>`)}
+                    ${s.flips.slice(0, 20).map((f) => html`<tr><td class="task" title=${cleanTitle(f.task, 2000)}>${clean(f.task, 200)}</td><td class="num">${num(f.before)}</td><td class="num ${f.after > f.before ? 'up' : 'down'}">${num(f.after)}</td><td>${f.rollouts.slice(0, 8).map((id) => this.rollout(id))}</td></tr>`)}
                   </table>`
                 : html`<span class="meta">No task's mean score moved.</span>`}
             </section>`
         : nothing}
       ${b.metricReplays.length
         ? html`<section data-testid="result-metric-replays"><h2>Metric replays over earlier versions</h2>
-            ${b.metricReplays.map((m) => html`<div class="check"><span>${mark(m.separates)}</span><span><b>${m.metric}</b> <span class="meta">(${m.file})</span>: ${m.detail}<div class="meta">${m.perVersion.map((p) => `${p.version} [${p.status}] ${num(p.value)}`).join(' · ')}</div></span></div>`)}
+            ${b.metricReplays.map((m) => html`<div class="check"><span>${mark(m.separates)}</span><span><b>${shown(m.metric)}</b> <span class="meta">(${shown(m.file)})</span>: ${shown(m.detail)}<div class="meta">${shown(m.perVersion.map((p) => `${p.version} [${p.status}] ${num(p.value)}`).join(' · '))}</div></span></div>`)}
           </section>`
         : nothing}
     `;
@@ -228,12 +232,12 @@ export class BacktestApp extends AppElement<ResultState> {
     const categories = [...new Set(g.checks.map((c) => c.category ?? ''))];
     return html`
       <header>
-        <h1 data-testid="result-title">Gate ${g.version}${g.baseline ? html` <span class="meta">vs</span> ${g.baseline}` : nothing}</h1>
-        <span class="meta">${when(g.decidedAt)}${g.evalRollouts ? ` · eval rollouts ${g.evalRollouts.version} vs ${g.evalRollouts.baseline}${g.evalRollouts.split ? ` (${g.evalRollouts.split})` : ''}` : ''}</span>
+        <h1 data-testid="result-title">Gate ${shown(g.version)}${g.baseline ? html` <span class="meta">vs</span> ${shown(g.baseline)}` : nothing}</h1>
+        <span class="meta">${when(g.decidedAt)}${g.evalRollouts ? shown(` · eval rollouts ${g.evalRollouts.version} vs ${g.evalRollouts.baseline}${g.evalRollouts.split ? ` (${g.evalRollouts.split})` : ''}`) : ''}</span>
       </header>
       <div class="banner ${g.decision}" data-testid="gate-decision">
         <span class="verdict ${g.decision}">${label}</span>
-        <span class="meta"> · ${failed ? `${failed} check(s) fail` : open ? `${open} check(s) a person must judge` : `all ${g.checks.length} checks pass`}${decided ? ` · ${g.version} is now ${g.state}` : ''}</span>
+        <span class="meta"> · ${failed ? `${failed} check(s) fail` : open ? `${open} check(s) a person must judge` : `all ${g.checks.length} checks pass`}${decided ? shown(` · ${g.version} is now ${g.state}`) : ''}</span>
       </div>
       <section data-testid="gate-checks">
         <h2>Every reason</h2>
@@ -257,11 +261,11 @@ export class BacktestApp extends AppElement<ResultState> {
     const f = o.flips;
     return html`<section data-testid="gate-how">
       <h2>How the gain was obtained</h2>
-      ${o.emptyDiffMoved ? html`<div class="check" data-testid="gate-empty-diff"><span>${mark(null)}</span><span><b>Nothing changed, yet it moved</b>: ${o.emptyDiffMoved}</span></div>` : nothing}
+      ${o.emptyDiffMoved ? html`<div class="check" data-testid="gate-empty-diff"><span>${mark(null)}</span><span><b>Nothing changed, yet it moved</b>: ${shown(o.emptyDiffMoved)}</span></div>` : nothing}
       ${o.answerInContext.length
         ? html`<h3>Shown the answer before writing it</h3>
             <table data-testid="gate-answer-in-context"><tr><th>rollout</th><th>task</th><th class="num">turn</th><th>channel (the command whose output held the answer)</th></tr>
-              ${o.answerInContext.map((l) => html`<tr><td>${this.rollout(l.rollout)}</td><td class="task" title=${clean(l.task, 500)}>${clean(l.task, 200)}</td><td class="num">${l.turn === null ? '—' : l.turn === 0 ? 'before 1' : l.turn}</td><td><code>${clean(l.channel, 400)}</code></td></tr>`)}
+              ${o.answerInContext.map((l) => html`<tr><td>${this.rollout(l.rollout)}</td><td class="task" title=${cleanTitle(l.task, 500)}>${clean(l.task, 200)}</td><td class="num">${l.turn === null ? '—' : l.turn === 0 ? 'before 1' : l.turn}</td><td><code>${clean(l.channel, 400)}</code></td></tr>`)}
             </table>`
         : nothing}
       ${f
@@ -279,11 +283,11 @@ export class BacktestApp extends AppElement<ResultState> {
   private humanGate(g: HumanGateView) {
     return html`
       <header>
-        <h1 data-testid="result-title">${g.gate} gate${g.version ? ` of ${g.version}` : ''}</h1>
-        <span class="meta">asked ${when(g.askedAt)} · ${g.id}</span>
+        <h1 data-testid="result-title">${shown(`${g.gate} gate${g.version ? ` of ${g.version}` : ''}`)}</h1>
+        <span class="meta">asked ${when(g.askedAt)} · ${shown(g.id)}</span>
       </header>
       <div class="banner ${g.answer ? 'pass' : 'needs_human'}" data-testid="human-summary">
-        <span class="verdict ${g.answer ? 'pass' : 'needs_human'}">${g.answer ? `ANSWERED: ${g.answer}` : 'WAITING FOR AN ANSWER'}</span>
+        <span class="verdict ${g.answer ? 'pass' : 'needs_human'}">${g.answer ? shown(`ANSWERED: ${g.answer}`) : 'WAITING FOR AN ANSWER'}</span>
         <div>${clean(g.summary, 2000)}</div>
         ${g.answer ? nothing : html`<div class="meta">Answer with APPROVE, REVISE… or ABORT in the notification, or run “EvoTrainer: Answer Pending Gate”.</div>`}
       </div>

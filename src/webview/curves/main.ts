@@ -16,6 +16,7 @@ import {
   type VersionMark,
 } from '../../viewer/curves/protocol';
 import { AppElement, appStyles, host } from '../shared/app';
+import { markHidden, shown } from '../shared/hidden';
 import { formatValue, linePath, nearestDumpedStep, nearestIndex, niceTicks, valueExtent, type ChartPoint } from './chart';
 
 /** Series colours: the theme's chart colours, in this order (then again, dashed). */
@@ -37,7 +38,8 @@ interface Shown {
 }
 
 /** Rollout text never reaches this page, but run and version names are the user's: shown as text only. */
-const seriesLabel = (run: string, version: string | null) => `${run}${version ? `@${version}` : ''}`;
+/** A series' name as text (run and version names are untrusted: hidden characters as their marks). */
+const seriesLabel = (run: string, version: string | null) => markHidden(`${run}${version ? `@${version}` : ''}`);
 
 @customElement('evo-curves-app')
 export class CurvesApp extends AppElement<CurvesState> {
@@ -175,7 +177,7 @@ export class CurvesApp extends AppElement<CurvesState> {
         <vscode-button secondary icon="refresh" data-testid="curves-refresh" @click=${() => host.send(RefreshCurvesCommand, undefined)}>Refresh</vscode-button>
       </header>
       ${v.status === 'loading' ? html`<vscode-progress-ring aria-label="Reading the training curves"></vscode-progress-ring>` : nothing}
-      ${v.error ? html`<p class="error" data-testid="curves-error">${v.error}</p>` : nothing}
+      ${v.error ? html`<p class="error" data-testid="curves-error">${shown(v.error)}</p>` : nothing}
       ${v.status === 'empty' && !all.length
         ? html`<p class="empty" data-testid="curves-empty">No training curves in the store yet. Import a trainer's log, metrics file or event files with <code>evotrainer import PATH</code>, or follow a running job's log ("Show Job Curves" in the Runs view).</p>`
         : nothing}
@@ -195,7 +197,7 @@ export class CurvesApp extends AppElement<CurvesState> {
           const metric = (e.target as HTMLSelectElement).value;
           if (metric && metric !== v.metric) host.send(SetCurveMetricCommand, { metric });
         }}>
-        ${options.map((o) => html`<vscode-option value=${o.name} description=${`${o.series} run(s)`}>${o.label}</vscode-option>`)}
+        ${options.map((o) => html`<vscode-option value=${o.name} description=${`${o.series} run(s)`}>${markHidden(o.label)}</vscode-option>`)}
       </vscode-single-select>
       <span class="meta">${v.series.length} run(s)${this.live.size ? ` · ${this.live.size} job log(s) followed live` : ''} · steps aligned</span>
     </div>`;
@@ -244,7 +246,7 @@ export class CurvesApp extends AppElement<CurvesState> {
         <line class="axis" x1=${MARGIN.left} x2=${MARGIN.left} y1=${MARGIN.top} y2=${HEIGHT - MARGIN.bottom}></line>
         <text class="axis-label" x=${MARGIN.left + plotW / 2} y=${HEIGHT - 4} text-anchor="middle">step</text>
         ${[...dumps].map((st) => svg`<path class="dump" data-testid="dump-${st}" d="M${x(st).toFixed(1)},${HEIGHT - MARGIN.bottom - 8}l-4,7h8z"><title>rollouts dumped at step ${st}</title></path>`)}
-        ${[...promotions].map(([st, versions]) => svg`<line class="promotion" data-testid="promotion-${st}" x1=${x(st)} x2=${x(st)} y1=${MARGIN.top} y2=${HEIGHT - MARGIN.bottom}></line><text class="promotion-label" x=${x(st) - 4} y=${MARGIN.top + 10} text-anchor="end">${versions.join(', ')} promoted</text>`)}
+        ${[...promotions].map(([st, versions]) => svg`<line class="promotion" data-testid="promotion-${st}" x1=${x(st)} x2=${x(st)} y1=${MARGIN.top} y2=${HEIGHT - MARGIN.bottom}></line><text class="promotion-label" x=${x(st) - 4} y=${MARGIN.top + 10} text-anchor="end">${markHidden(versions.join(', '))} promoted</text>`)}
         ${visible.map((s) => svg`<path class="line c${s.colour % COLOURS} ${s.colour >= COLOURS ? 'dashed' : ''} ${s.live ? 'live' : ''}" data-testid=${`line-${s.live ? `job-${s.live.jobId}` : s.label}`} d=${linePath(s.points, x, y)}></path>`)}
         ${visible.map((s) => this.marker(s, x, y))}
         ${cur ? svg`<line class="cursor" x1=${x(cur.point.step)} x2=${x(cur.point.step)} y1=${MARGIN.top} y2=${HEIGHT - MARGIN.bottom}></line>${Number.isFinite(cur.point.value) ? svg`<circle class="dot c${cur.series.colour % COLOURS}" cx=${x(cur.point.step)} cy=${y(cur.point.value)} r="4"></circle>` : nothing}` : nothing}
@@ -292,7 +294,7 @@ export class CurvesApp extends AppElement<CurvesState> {
       })
       .filter(Boolean);
     const dumped = series.live ? null : nearestDumpedStep(series.points, point.step);
-    return html`<b>step ${point.step}</b> · ${series.label} <code>${series.metric}</code> <b data-testid="curves-value">${formatValue(point.value)}</b>
+    return html`<b>step ${point.step}</b> · ${series.label} <code>${shown(series.metric)}</code> <b data-testid="curves-value">${formatValue(point.value)}</b>
       · ${point.rollouts ? html`<span data-testid="curves-rollouts">${point.rollouts} rollouts dumped here</span>` : dumped !== null ? html`nearest rollouts at step ${dumped}` : html`no rollouts dumped`}
       ${others.length ? html`<br><span class="meta">${others.join(' · ')}</span>` : nothing}`;
   }

@@ -3,6 +3,7 @@ import { customElement, property } from 'lit/decorators.js';
 import type { ExplorerFacets, ExplorerFilter, FailureModeBar } from '../../viewer/explorer/protocol';
 import { formatCount, modeLabel as label, plainText } from './text';
 import { cssProps } from '../shared/style';
+import { shown } from '../shared/hidden';
 import { ExplorerPart } from './part';
 
 /**
@@ -94,7 +95,7 @@ export class ExplorerFilterBar extends ExplorerPart {
         ? html`<vscode-button secondary icon="close" data-testid="explorer-version" title="Show every version" aria-label=${`Filtered to version ${f.version}: show every version`} @click=${() => set({ version: undefined })}>version ${plainText(f.version)}</vscode-button>`
         : nothing}
       <span class="meta" data-testid="explorer-total">${formatCount(this.total)} ${this.total === 1 ? 'rollout' : 'rollouts'}${Object.keys(f).length ? (this.total === 1 ? ' matches' : ' match') : ''}</span>
-      ${this.listError ? html`<span class="error" data-testid="explorer-list-error">${this.listError}</span>` : nothing}
+      ${this.listError ? html`<span class="error" data-testid="explorer-list-error">${shown(this.listError)}</span>` : nothing}
     </div>`;
   }
 }

@@ -2,7 +2,7 @@ import { html, type PropertyValues } from 'lit';
 import { customElement, property, query, state } from 'lit/decorators.js';
 import { repeat } from 'lit/directives/repeat.js';
 import { PAGE_ROWS, type ExplorerColumn, type ExplorerRow, type ExplorerSort } from '../../viewer/explorer/protocol';
-import { cellText } from './text';
+import { cellView } from './text';
 import { cssProps } from '../shared/style';
 import { ExplorerPart } from './part';
 
@@ -107,7 +107,7 @@ export class RolloutTable extends ExplorerPart {
     if (!r) return html`<div class="row cols placeholder" role="row"><span class="num">${i + 1}</span><span>…</span></div>`;
     return html`<div class="row cols ${this.openId === r.id ? 'open' : ''}" role="row" data-row=${r.id} data-testid="row-${r.id}" tabindex="0"
       @click=${() => this.onOpen(r.id)} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && this.onOpen(r.id)}>
-      ${COLUMNS.map((c) => html`<span class="${c.cls} ${c.wide ? 'wide' : ''} ${c.key === 'correct' ? (r.correct ? 'ok' : r.correct === false ? 'bad' : '') : ''}">${cellText(r, c.key)}</span>`)}
+      ${COLUMNS.map((c) => html`<span class="${c.cls} ${c.wide ? 'wide' : ''} ${c.key === 'correct' ? (r.correct ? 'ok' : r.correct === false ? 'bad' : '') : ''}">${cellView(r, c.key)}</span>`)}
     </div>`;
   }
 

@@ -2,6 +2,7 @@ import { html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { ExplorerState } from '../../viewer/explorer/protocol';
 import { formatCount } from './text';
+import { shown } from '../shared/hidden';
 import { ExplorerPart } from './part';
 
 /** The explorer's title line: indexing progress, the store and its size, Refresh, and the store's message. */
@@ -19,10 +20,10 @@ export class ExplorerStatusLine extends ExplorerPart {
       <header>
         <h1>Failure explorer</h1>
         ${status === 'loading' ? html`<vscode-progress-ring aria-label="Indexing rollouts"></vscode-progress-ring>` : nothing}
-        <span class="meta grow" data-testid="explorer-meta">${store ?? ''}${facets ? ` · ${formatCount(facets.rollouts)} rollouts` : ''}</span>
+        <span class="meta grow" data-testid="explorer-meta">${shown(store)}${facets ? ` · ${formatCount(facets.rollouts)} rollouts` : ''}</span>
         <vscode-button secondary icon="refresh" @click=${() => this.onRefresh()}>Refresh</vscode-button>
       </header>
-      ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="explorer-message">${error}</p>` : nothing}
+      ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="explorer-message">${shown(error)}</p>` : nothing}
       ${status === 'empty' && !error ? html`<p class="meta" data-testid="explorer-message">No rollouts yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}
     `;
   }

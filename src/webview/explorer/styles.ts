@@ -72,7 +72,6 @@ export const explorerStyles = css`
     .dl.del { color: var(--vscode-gitDecoration-deletedResourceForeground, var(--vscode-errorForeground)); background: var(--vscode-diffEditor-removedLineBackground, var(--vscode-diffEditor-removedTextBackground)); }
     .dl.hunk { color: var(--vscode-charts-purple, var(--vscode-textLink-foreground)); }
     .dl.meta { color: var(--vscode-descriptionForeground); font-weight: 600; }
-    .ctrl { color: var(--vscode-descriptionForeground); font-style: italic; }
     /* "Show more (10.4 M characters left of …)" wraps in a narrow pane rather than overflow it. */
     vscode-button.more { max-width: 100%; }
     vscode-button.more::part(base) { white-space: normal; height: auto; }

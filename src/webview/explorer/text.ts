@@ -2,14 +2,19 @@
  * Rollout text is untrusted. It is only ever rendered through Lit text bindings; this
  * module turns it into plain segments first: ANSI colour codes become style classes
  * (from a fixed list), every other escape sequence is dropped, and other control
- * characters are shown as visible escapes. Nothing here builds markup.
+ * characters, bidirectional overrides and zero-width characters are shown as marked code
+ * points (`⟨U+202E⟩`, see shared/hidden.ts). Markup is built only from those segments.
  */
+import { html } from 'lit';
 import type { ExplorerColumn, ExplorerRow } from '../../viewer/explorer/protocol';
+import { describeHidden, hiddenMark, splitHidden } from '../../viewer/hidden';
 
 export interface Segment {
   text: string;
-  /** Class names from a fixed vocabulary: ansi-fg-N, ansi-bg-N (N 0..15), ansi-bold, ansi-dim, ansi-italic, ansi-underline, ctrl. */
+  /** Class names from a fixed vocabulary: ansi-fg-N, ansi-bg-N (N 0..15), ansi-bold, ansi-dim, ansi-italic, ansi-underline, hidden-char. */
   classes: string;
+  /** A hidden character's code point and name (on hidden-char segments). */
+  title?: string;
 }
 
 interface Sgr {
@@ -81,11 +86,19 @@ export function ansiSegments(raw: string): Segment[] {
   const out: Segment[] = [];
   let state = PLAIN;
   let last = 0;
-  const push = (t: string, classes: string) => {
+  const add = (t: string, classes: string) => {
     if (!t) return;
     const prev = out[out.length - 1];
     if (prev && prev.classes === classes) prev.text += t;
     else out.push({ text: t, classes });
+  };
+  const hidden = (ch: string) => out.push({ text: hiddenMark(ch), classes: 'hidden-char', title: describeHidden(ch) });
+  // Text between escapes: its format characters (bidi overrides, zero-width) each become a mark.
+  const push = (t: string, classes: string) => {
+    for (const p of splitHidden(t)) {
+      if (typeof p === 'string') add(p, classes);
+      else hidden(p.hidden);
+    }
   };
   TOKEN.lastIndex = 0;
   for (let m = TOKEN.exec(text); m; m = TOKEN.exec(text)) {
@@ -96,7 +109,7 @@ export function ansiSegments(raw: string): Segment[] {
       if (m[3] === 'm' && !m[2]) state = applySgr(state, m[1] ?? '');
       // every other CSI (cursor moves, clears) is dropped
     } else if (tok.length === 1 && tok !== '\u001b') {
-      push(`\\x${tok.charCodeAt(0).toString(16).padStart(2, '0')}`, 'ctrl');
+      hidden(tok);
     }
   }
   push(text.slice(last), classesOf(state));
@@ -104,9 +117,9 @@ export function ansiSegments(raw: string): Segment[] {
 }
 
 /**
- * Untrusted text for one line of the page (table cells, run names, headings): escape
- * sequences dropped and other controls shown as visible escapes, as in the text panes,
- * and whitespace runs (newlines too) made one space.
+ * Untrusted text for one line of the page where only a string fits (tooltips, option
+ * labels): escape sequences dropped and hidden characters as their marks, as in the text
+ * panes, and whitespace runs (newlines too) made one space.
  */
 export function plainText(raw: string): string {
   return ansiSegments(raw)
@@ -115,19 +128,38 @@ export function plainText(raw: string): string {
     .replace(/\s+/g, ' ');
 }
 
+/** The same one line for a text binding (table cells, run names, headings): the marks styled, as in the text panes. */
+export function plainView(raw: string): unknown {
+  const segs = ansiSegments(raw);
+  if (!segs.some((s) => s.title)) return plainText(raw);
+  return segs.map((s) => (s.title ? html`<span class="hidden-char" title=${s.title}>${s.text}</span>` : s.text.replace(/\s+/g, ' ')));
+}
+
 /** A failure-mode name as a label. */
 export function modeLabel(mode: string): string {
   return mode.replace(/_/g, ' ');
 }
 
+/** The raw text of a table cell of the rollout list. */
+function cellRaw(r: ExplorerRow, key: ExplorerColumn): string | null {
+  const v = r[key];
+  if (v === null || v === undefined) return null;
+  if (key === 'reward' && typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(3);
+  if (key === 'failure_mode') return modeLabel(String(v));
+  if (key === 'prompt_id') return `${r.prompt_id}  ${r.preview}`;
+  return String(v);
+}
+
 /** A table cell of the rollout list: every value shown as plain one-line text. */
 export function cellText(r: ExplorerRow, key: ExplorerColumn): string {
-  const v = r[key];
-  if (v === null || v === undefined) return '—';
-  if (key === 'reward' && typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toFixed(3);
-  if (key === 'failure_mode') return plainText(modeLabel(String(v)));
-  if (key === 'prompt_id') return plainText(`${r.prompt_id}  ${r.preview}`);
-  return plainText(String(v));
+  const raw = cellRaw(r, key);
+  return raw === null ? '—' : plainText(raw);
+}
+
+/** A table cell for its text binding: as cellText, hidden characters' marks styled. */
+export function cellView(r: ExplorerRow, key: ExplorerColumn): unknown {
+  const raw = cellRaw(r, key);
+  return raw === null ? '—' : plainView(raw);
 }
 
 export type DiffLineKind = 'add' | 'del' | 'hunk' | 'meta' | 'context';

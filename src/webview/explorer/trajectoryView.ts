@@ -1,10 +1,16 @@
 import { html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
 import { MoreTextRequest, type TextChunk, type TextPart, type Trajectory, type TrajectoryMessage } from '../../viewer/explorer/protocol';
-import { ansiSegments, diffLines, formatChars, modeLabel as label, plainText, type Segment } from './text';
+import { ansiSegments, diffLines, formatChars, modeLabel as label, plainView, type Segment } from './text';
+import { shown } from '../shared/hidden';
 import './tokenStrip';
 import { host } from '../shared/app';
 import { ExplorerPart } from './part';
+
+/** Styled segments of untrusted text: ANSI classes, and each hidden character's mark with its name as the tooltip. */
+function segmentsView(segments: Segment[]) {
+  return segments.map((s) => (s.title ? html`<span class=${s.classes} title=${s.title}>${s.text}</span>` : s.classes ? html`<span class=${s.classes}>${s.text}</span>` : s.text));
+}
 
 function partKey(p: TextPart): string {
   return p.kind === 'message' ? `message:${p.index}` : p.kind;
@@ -37,22 +43,22 @@ export class TrajectoryView extends ExplorerPart {
   override render() {
     const t = this.trajectory;
     if (!t) {
-      return html`<div class="traj" data-testid="trajectory">${this.error ? html`<p class="error">${this.error}</p>` : html`<vscode-progress-ring aria-label="Loading the trajectory"></vscode-progress-ring>`}</div>`;
+      return html`<div class="traj" data-testid="trajectory">${this.error ? html`<p class="error">${shown(this.error)}</p>` : html`<vscode-progress-ring aria-label="Loading the trajectory"></vscode-progress-ring>`}</div>`;
     }
     return html`<div class="traj" data-testid="trajectory" data-rollout=${t.id}>
       <header>
-        <h2>Rollout ${t.id} · ${plainText(t.prompt_id)}</h2>
+        <h2>Rollout ${t.id} · ${plainView(t.prompt_id)}</h2>
         <span class="grow"></span>
         <vscode-button secondary icon="close" data-testid="trajectory-close" @click=${() => this.onClose()}>Close</vscode-button>
       </header>
       <div class="facts meta">
-        <span>run ${plainText(t.run_id)}${t.version ? ` · version ${plainText(t.version)}` : ''} · step ${t.step} · ${t.split}</span>
+        <span>run ${plainView(t.run_id)}${t.version ? html` · version ${plainView(t.version)}` : ''} · step ${t.step} · ${shown(t.split)}</span>
         <span data-testid="trajectory-mode">failure mode: <b>${label(t.failure_mode)}</b></span>
         <span>reward ${t.reward ?? '—'}</span>
         <span class=${t.correct ? 'ok' : t.correct === false ? 'bad' : ''}>${t.correct === null ? 'no verdict' : t.correct ? 'correct' : 'incorrect'}</span>
         <span>${t.num_turns ?? '—'} turns</span>
-        <span>stop: ${t.stop_reason ?? '—'}</span>
-        <span>source ${t.raw_ref}</span>
+        <span>stop: ${t.stop_reason === null ? '—' : plainView(t.stop_reason)}</span>
+        <span>source ${plainView(t.raw_ref)}</span>
       </div>
       ${t.messages.map((m) => this.messageView(t, m))}
       ${t.tokens.some((k) => k.messageIndex === null)
@@ -107,12 +113,12 @@ export class TrajectoryView extends ExplorerPart {
     const flags = [m.formatError && 'format error', m.timeout && 'timeout', m.truncated && 'output truncated'].filter(Boolean);
     return html`<div class="msg ${m.role === 'assistant' ? 'assistant' : ''} ${failed || m.formatError || m.timeout ? 'failed' : ''}" data-testid="msg-${m.index}">
       <div class="msg-head">
-        <span class="role">${m.role}</span><span>#${m.index}</span>${m.part === 'prompt' ? html`<span>prompt</span>` : nothing}
-        ${m.actionKind && m.actionKind !== 'message' && m.actionKind !== 'observation' ? html`<span>${m.actionKind}</span>` : nothing}
+        <span class="role">${plainView(m.role)}</span><span>#${m.index}</span>${m.part === 'prompt' ? html`<span>prompt</span>` : nothing}
+        ${m.actionKind && m.actionKind !== 'message' && m.actionKind !== 'observation' ? html`<span>${plainView(m.actionKind)}</span>` : nothing}
         ${m.exitCode !== null ? html`<span class="rc ${failed ? 'bad' : 'ok'}" data-testid="rc-${m.index}">exit ${m.exitCode}</span>` : nothing}
         ${flags.map((f) => html`<span class="flag">${f}</span>`)}
       </div>
-      ${m.command ? html`<pre class="cmd" data-testid="cmd-${m.index}">$ ${m.command}</pre>` : nothing}
+      ${m.command ? html`<pre class="cmd" data-testid="cmd-${m.index}">$ ${segmentsView(ansiSegments(m.command))}</pre>` : nothing}
       ${this.textBody(`${t.id}|message:${m.index}`, { kind: 'message', index: m.index }, `text-${m.index}`)}
       ${t.tokens.filter((k) => k.messageIndex === m.index).map((k) => html`<evo-token-strip .strip=${k}></evo-token-strip>`)}
     </div>`;
@@ -122,7 +128,7 @@ export class TrajectoryView extends ExplorerPart {
     const c = this.textOf(part);
     if (!c) return nothing;
     const left = c.length - c.end;
-    return html`<pre class="text" data-testid=${testid}>${this.segments(key, c).map((s) => (s.classes ? html`<span class=${s.classes}>${s.text}</span>` : s.text))}</pre>
+    return html`<pre class="text" data-testid=${testid}>${segmentsView(this.segments(key, c))}</pre>
       ${left > 0 ? html`<vscode-button secondary class="more" data-testid="more-${testid}" @click=${() => this.more(part)}>Show more (${formatChars(left)} left of ${formatChars(c.length)})</vscode-button>` : nothing}`;
   }
 
@@ -135,7 +141,7 @@ export class TrajectoryView extends ExplorerPart {
     const left = c.length - c.end;
     return html`<div class="diff" data-testid="diff">
       <h2>Submitted diff</h2>
-      <pre>${diffLines(c.text).map((l) => html`<span class="dl ${l.kind}">${l.text || ' '}</span>`)}</pre>
+      <pre>${diffLines(c.text).map((l) => html`<span class="dl ${l.kind}">${l.text ? shown(l.text) : ' '}</span>`)}</pre>
       ${left > 0 ? html`<vscode-button secondary class="more" data-testid="more-diff" @click=${() => this.more({ kind: 'diff' })}>Show more (${formatChars(left)} left)</vscode-button>` : nothing}
     </div>`;
   }

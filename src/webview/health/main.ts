@@ -8,6 +8,7 @@ import { customElement } from 'lit/decorators.js';
 import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthState, type MetricResult } from '../../viewer/health/protocol';
 import { AppElement, appStyles, host } from '../shared/app';
 import { cssProps } from '../shared/style';
+import { markHidden, shown } from '../shared/hidden';
 
 const DIMENSIONS = ['results', 'signal', 'behavior', 'efficiency', 'model_state', 'test_structure', 'sampling'] as const;
 
@@ -63,13 +64,13 @@ export class HealthApp extends AppElement<HealthState> {
         ${status === 'loading' ? html`<vscode-progress-ring aria-label="Computing"></vscode-progress-ring>` : nothing}
         <vscode-button icon="refresh" ?disabled=${status === 'loading'} @click=${() => host.send(RefreshHealthCommand, undefined)}>Refresh</vscode-button>
       </header>
-      <div class="meta">${store ?? 'no store'}${report ? ` · ${report.rollouts} rollouts in ${report.groups} groups${report.curvePoints ? ` · ${report.curvePoints} training-curve values` : ''}` : ''}</div>
+      <div class="meta">${shown(store ?? 'no store')}${report ? ` · ${report.rollouts} rollouts in ${report.groups} groups${report.curvePoints ? ` · ${report.curvePoints} training-curve values` : ''}` : ''}</div>
       ${this.scopePicker()}
-      ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="health-message">${error}</p>` : nothing}
+      ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="health-message">${shown(error)}</p>` : nothing}
       ${status === 'empty' && !error ? html`<p class="meta" data-testid="health-message">No rollouts or training curves yet: import some with <code>evotrainer import PATH</code>.</p>` : nothing}
       ${report && (report.rollouts || report.curvePoints) ? this.body(report.metrics, findings, failureModes) : nothing}
       ${problems?.length
-        ? html`<section data-testid="health-problems"><h2>Harness diagnostics that could not run</h2>${problems.map((p) => html`<div class="meta">${p}</div>`)}</section>`
+        ? html`<section data-testid="health-problems"><h2>Harness diagnostics that could not run</h2>${problems.map((p) => html`<div class="meta">${shown(p)}</div>`)}</section>`
         : nothing}
     `;
   }
@@ -81,10 +82,10 @@ export class HealthApp extends AppElement<HealthState> {
     if (!current) return nothing;
     // Each option says whether it is the scope: the select re-reads its options when they change (a run imported meanwhile).
     return html`<div class="scope">
-      <span class="label" data-testid="health-scope">Scope: ${current.label}</span>
+      <span class="label" data-testid="health-scope">Scope: ${shown(current.label)}</span>
       <vscode-single-select data-testid="health-scope-select" aria-label="Scope of the report" .value=${scope}
         @change=${(e: Event) => host.send(SetHealthScopeCommand, { scope: (e.target as HTMLSelectElement).value })}>
-        ${scopes.map((o) => html`<vscode-option value=${o.key} ?selected=${o.key === scope}>${o.label}</vscode-option>`)}
+        ${scopes.map((o) => html`<vscode-option value=${o.key} ?selected=${o.key === scope}>${markHidden(o.label)}</vscode-option>`)}
       </vscode-single-select>
     </div>`;
   }
@@ -95,7 +96,7 @@ export class HealthApp extends AppElement<HealthState> {
       <section data-testid="health-findings">
         <h2>Findings</h2>
         ${findings.length
-          ? findings.map((f) => html`<div class="finding ${f.severity}" data-testid="finding-${f.rule}"><div class="title">${f.rule} · ${f.title}</div><div class="meta">${f.suggestion ?? ''}</div></div>`)
+          ? findings.map((f) => html`<div class="finding ${f.severity}" data-testid="finding-${f.rule}"><div class="title">${shown(`${f.rule} · ${f.title}`)}</div><div class="meta">${shown(f.suggestion)}</div></div>`)
           : html`<p class="meta">No rule fired.</p>`}
       </section>
       <div class="cards" data-testid="health-report">
@@ -105,8 +106,8 @@ export class HealthApp extends AppElement<HealthState> {
           const worst = ms.some((m) => m.status === 'critical') ? 'critical' : ms.some((m) => m.status === 'warning') ? 'alerting' : '';
           return html`<div class="card ${worst}">
             <h2>${d.replace('_', ' ')}</h2>
-            ${ms.map((m) => html`<div class="row ${m.status === 'n/a' ? 'na' : m.status}" title=${m.description} data-testid="metric-${m.name}" data-status=${m.status}>
-              <span class="name">${m.name.replace(/_/g, ' ')}</span><span class="value">${show(m)}</span>
+            ${ms.map((m) => html`<div class="row ${m.status === 'n/a' ? 'na' : m.status}" title=${markHidden(m.description)} data-testid="metric-${m.name}" data-status=${m.status}>
+              <span class="name">${shown(m.name.replace(/_/g, ' '))}</span><span class="value">${show(m)}</span>
             </div>`)}
           </div>`;
         })}
@@ -114,7 +115,7 @@ export class HealthApp extends AppElement<HealthState> {
       <section>
         <h2>Failure modes</h2>
         <div class="bars" data-testid="failure-modes">
-          ${modes.map((m) => html`<span>${m.mode.replace(/_/g, ' ')}</span><div class="bar ${m.mode === 'success' ? 'success' : ''}" data-testid="mode-bar-${m.mode}" data-count=${m.count} ${cssProps({ width: `${Math.max(2, (100 * m.count) / max)}%` })}></div><span class="meta">${m.count}</span>`)}
+          ${modes.map((m) => html`<span>${shown(m.mode.replace(/_/g, ' '))}</span><div class="bar ${m.mode === 'success' ? 'success' : ''}" data-testid="mode-bar-${m.mode}" data-count=${m.count} ${cssProps({ width: `${Math.max(2, (100 * m.count) / max)}%` })}></div><span class="meta">${m.count}</span>`)}
         </div>
       </section>
     `;

@@ -3,10 +3,15 @@ import { css, html, nothing, svg } from 'lit';
 import { customElement } from 'lit/decorators.js';
 import { DidChangeLineageNotification, NODE_HEIGHT, NODE_WIDTH, OpenVersionCommand, RefreshLineageCommand, type LineageGraphNode, type LineageState } from '../../viewer/lineage/protocol';
 import { AppElement, appStyles, host } from '../shared/app';
+import { markHidden, shown } from '../shared/hidden';
 
 
 /** Text is cut to fit a node; the whole text is in the node's tooltip. */
-const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+/** Text in the SVG (no markup there): hidden characters as their marks, then cut. */
+const clip = (raw: string, n: number) => {
+  const s = markHidden(raw);
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+};
 
 @customElement('evo-lineage-app')
 export class LineageApp extends AppElement<LineageState> {
@@ -67,8 +72,8 @@ export class LineageApp extends AppElement<LineageState> {
         <h1>Lineage</h1>
         <vscode-button icon="refresh" secondary @click=${() => host.send(RefreshLineageCommand, undefined)}>Refresh</vscode-button>
       </header>
-      <div class="meta" data-testid="lineage-meta">${v.harness ?? 'no harness'}${v.nodes.length ? ` · ${v.nodes.length} versions · promoted ${v.promoted ?? '—'}${v.metric ? ` · scores: ${v.metric}` : ''}` : ''}</div>
-      ${v.error ? html`<p class=${v.status === 'failed' ? 'error' : 'meta'} data-testid="lineage-message">${v.error}</p>` : nothing}
+      <div class="meta" data-testid="lineage-meta">${shown(`${v.harness ?? 'no harness'}${v.nodes.length ? ` · ${v.nodes.length} versions · promoted ${v.promoted ?? '—'}${v.metric ? ` · scores: ${v.metric}` : ''}` : ''}`)}</div>
+      ${v.error ? html`<p class=${v.status === 'failed' ? 'error' : 'meta'} data-testid="lineage-message">${shown(v.error)}</p>` : nothing}
       ${v.status === 'empty' && !v.error ? html`<p class="meta" data-testid="lineage-message">No versions yet.</p>` : nothing}
       ${v.nodes.length
         ? html`<div class="legend meta">
@@ -81,7 +86,7 @@ export class LineageApp extends AppElement<LineageState> {
       ${rejected.length
         ? html`<section data-testid="lineage-negative">
             <h2>Negative evidence</h2>
-            ${rejected.map((n) => html`<div class="neg"><b @click=${() => this.open(n.id)}>${n.id} ${n.slug}</b>: ${n.rejectReason ?? 'no reason recorded'}</div>`)}
+            ${rejected.map((n) => html`<div class="neg"><b @click=${() => this.open(n.id)}>${shown(`${n.id} ${n.slug}`)}</b>: ${shown(n.rejectReason ?? 'no reason recorded')}</div>`)}
           </section>`
         : nothing}
     `;
@@ -110,9 +115,9 @@ export class LineageApp extends AppElement<LineageState> {
     const title = [`${n.id} (${n.status})`, n.hypothesis ?? '', n.rejectReason ? `rejected: ${n.rejectReason}` : ''].filter(Boolean).join('\n');
     return svg`<g class=${cls} transform="translate(${n.x},${n.y})" tabindex="0" role="button" data-testid="lineage-node-${n.id}" data-status=${n.status} data-promoted=${n.onPromotedLine ? 'true' : 'false'}
         @click=${() => this.open(n.id)} @keydown=${(e: KeyboardEvent) => (e.key === 'Enter' || e.key === ' ') && this.open(n.id)}>
-      <title>${title}</title>
+      <title>${markHidden(title)}</title>
       <rect width=${NODE_WIDTH} height=${NODE_HEIGHT} rx="5"></rect>
-      <text x="10" y="19"><tspan class="id">${n.id}${n.isPromotedTip ? ' ★' : ''}</tspan><tspan class="slug" dx="6">${clip(n.slug, 22)}</tspan></text>
+      <text x="10" y="19"><tspan class="id">${markHidden(n.id)}${n.isPromotedTip ? ' ★' : ''}</tspan><tspan class="slug" dx="6">${clip(n.slug, 22)}</tspan></text>
       <text x="10" y="37" class="score">${n.score ?? '—'}${n.delta ? svg`<tspan dx="6" class=${n.trend > 0 ? 'up' : n.trend < 0 ? 'down' : ''}>${n.delta}</tspan>` : nothing}</text>
       <text x="10" y="51" class="status">${n.status === 'rejected' ? clip(`rejected: ${n.rejectReason ?? ''}`, 30) : n.status}</text>
     </g>`;

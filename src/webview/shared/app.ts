@@ -6,9 +6,14 @@ import type { IpcNotification } from '../../viewer/protocol';
 /** The page's one connection to its host (the editor, or the server of `evotrainer view`). */
 export const host = new HostConnection();
 
-/** Text in the editor's font and colours: every app's host element starts from this. */
+/**
+ * Text in the editor's font and colours: every app's host element starts from this. A hidden
+ * character of untrusted text (see shared/hidden.ts) shows as a boxed code point in the
+ * warning colour, isolated so that it cannot reorder the text around it.
+ */
 export const appStyles = css`
   :host { display: block; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+  .hidden-char { unicode-bidi: isolate; direction: ltr; color: var(--vscode-editorWarning-foreground, var(--vscode-errorForeground)); border: 1px solid currentColor; border-radius: 2px; padding: 0 1px; margin: 0 1px; font-size: 0.85em; font-style: normal; font-weight: normal; white-space: nowrap; }
 `;
 
 /**

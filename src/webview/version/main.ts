@@ -4,6 +4,7 @@ import { css, html, nothing } from 'lit';
 import { customElement } from 'lit/decorators.js';
 import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../viewer/version/protocol';
 import { AppElement, appStyles, host } from '../shared/app';
+import { markHidden, shown } from '../shared/hidden';
 
 
 const num = (n: number | null) => (n === null ? '—' : String(Number(n.toPrecision(4))));
@@ -63,26 +64,26 @@ export class VersionApp extends AppElement<VersionEvidenceState> {
   override render() {
     const v = this.view;
     if (v.status === 'loading') return html`<vscode-progress-ring aria-label="Loading"></vscode-progress-ring>`;
-    if (v.status === 'failed') return html`<p class="error" data-testid="version-error">${v.error}</p>`;
+    if (v.status === 'failed') return html`<p class="error" data-testid="version-error">${shown(v.error)}</p>`;
     const decided = v.state === 'promoted' || v.state === 'rejected';
     // A backtest replays a committed intervention: a version with its own commit, not decided yet.
     const canBacktest = !decided && v.parent !== null && v.intervention !== null;
     return html`
       <header>
-        <h1 data-testid="version-title">${v.id}</h1>
+        <h1 data-testid="version-title">${shown(v.id)}</h1>
         <span class="badge ${v.state}" data-testid="version-state">${v.isPromoted ? 'promoted ★' : v.state}</span>
-        <span class="meta">${v.branch} @ <code>${v.commit.slice(0, 12)}</code>${v.parent ? ` · parent ${v.parent}` : ' · root'} · layer ${v.layer}</span>
+        <span class="meta">${shown(v.branch)} @ <code>${v.commit.slice(0, 12)}</code>${v.parent ? shown(` · parent ${v.parent}`) : ' · root'} · layer ${shown(v.layer)}</span>
       </header>
-      ${v.rejectReason ? html`<section class="rejected-note" data-testid="version-rejected"><h2>Rejected — negative evidence</h2>${v.rejectReason}</section>` : nothing}
+      ${v.rejectReason ? html`<section class="rejected-note" data-testid="version-rejected"><h2>Rejected — negative evidence</h2>${shown(v.rejectReason)}</section>` : nothing}
       <section data-testid="version-hypothesis">
         <h2>Hypothesis</h2>
         ${v.hypothesis
-          ? html`<p class="hyp">${v.hypothesis.change}</p>
+          ? html`<p class="hyp">${shown(v.hypothesis.change)}</p>
               <dl>
-                <dt>target metric</dt><dd><code>${v.hypothesis.targetMetric}</code></dd>
-                <dt>success criterion</dt><dd data-testid="version-criterion"><code>${v.hypothesis.successCriterion}</code></dd>
-                ${v.hypothesis.because ? html`<dt>because</dt><dd>${v.hypothesis.because}</dd>` : nothing}
-                ${v.skill ? html`<dt>from skill</dt><dd>${v.skill}</dd>` : nothing}
+                <dt>target metric</dt><dd><code>${shown(v.hypothesis.targetMetric)}</code></dd>
+                <dt>success criterion</dt><dd data-testid="version-criterion"><code>${shown(v.hypothesis.successCriterion)}</code></dd>
+                ${v.hypothesis.because ? html`<dt>because</dt><dd>${shown(v.hypothesis.because)}</dd>` : nothing}
+                ${v.skill ? html`<dt>from skill</dt><dd>${shown(v.skill)}</dd>` : nothing}
               </dl>`
           : html`<p class="meta">${v.parent ? 'No hypothesis recorded.' : 'The root version: the baseline every version is compared with.'}</p>`}
       </section>
@@ -90,23 +91,23 @@ export class VersionApp extends AppElement<VersionEvidenceState> {
         ? html`<section data-testid="version-intervention">
             <h2>Intervention</h2>
             <dl>
-              <dt>factor</dt><dd><code>${v.intervention.factor || '—'}</code></dd>
-              <dt>rollback</dt><dd>${v.intervention.rollbackPlan}</dd>
-              ${v.intervention.override ? html`<dt>single-factor override</dt><dd>${v.intervention.override}</dd>` : nothing}
+              <dt>factor</dt><dd><code>${shown(v.intervention.factor) || '—'}</code></dd>
+              <dt>rollback</dt><dd>${shown(v.intervention.rollbackPlan)}</dd>
+              ${v.intervention.override ? html`<dt>single-factor override</dt><dd>${shown(v.intervention.override)}</dd>` : nothing}
             </dl>
             <div class="files" data-testid="version-files">
-              ${v.intervention.changedPaths.map((f) => html`<a role="button" tabindex="0" title="Open the diff against ${v.parent}" @click=${() => host.send(OpenFileDiffCommand, { file: f })} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && host.send(OpenFileDiffCommand, { file: f })}>${f}</a>`)}
+              ${v.intervention.changedPaths.map((f) => html`<a role="button" tabindex="0" title=${markHidden(`Open the diff against ${v.parent}`)} @click=${() => host.send(OpenFileDiffCommand, { file: f })} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && host.send(OpenFileDiffCommand, { file: f })}>${shown(f)}</a>`)}
             </div>
           </section>`
         : nothing}
       <section class=${v.backtest ? '' : 'empty'} data-testid="version-backtest">
         <h2>Backtest</h2>
         ${v.backtest
-          ? html`${v.backtest.verdict ? html`<div><b class="verdict ${v.backtest.verdict}" data-testid="version-backtest-verdict">${v.backtest.verdict === 'not_replayable' ? 'NOT REPLAYABLE' : v.backtest.verdict.toUpperCase()}</b>${v.backtest.against ? html` <span class="meta">vs ${v.backtest.against}${v.backtest.kinds.length ? ` · ${v.backtest.kinds.join(', ')}` : ''}</span>` : nothing}</div>` : nothing}
-              <div>${v.backtest.summary}</div>
-              ${v.backtest.figures.length ? html`<dl class="figures">${v.backtest.figures.map((f) => html`<dt>${f.label}</dt><dd>${f.value}</dd>`)}</dl>` : nothing}
-              ${v.backtest.reasons.length ? html`<ul class="reasons">${v.backtest.reasons.map((r) => html`<li>${r}</li>`)}</ul>` : nothing}
-              <div class="meta">${v.backtest.source ? `${v.backtest.source} · ` : ''}${when(v.backtest.at)}</div>
+          ? html`${v.backtest.verdict ? html`<div><b class="verdict ${v.backtest.verdict}" data-testid="version-backtest-verdict">${v.backtest.verdict === 'not_replayable' ? 'NOT REPLAYABLE' : v.backtest.verdict.toUpperCase()}</b>${v.backtest.against ? html` <span class="meta">${shown(`vs ${v.backtest.against}${v.backtest.kinds.length ? ` · ${v.backtest.kinds.join(', ')}` : ''}`)}</span>` : nothing}</div>` : nothing}
+              <div>${shown(v.backtest.summary)}</div>
+              ${v.backtest.figures.length ? html`<dl class="figures">${v.backtest.figures.map((f) => html`<dt>${shown(f.label)}</dt><dd>${shown(f.value)}</dd>`)}</dl>` : nothing}
+              ${v.backtest.reasons.length ? html`<ul class="reasons">${v.backtest.reasons.map((r) => html`<li>${shown(r)}</li>`)}</ul>` : nothing}
+              <div class="meta">${v.backtest.source ? shown(`${v.backtest.source} · `) : ''}${when(v.backtest.at)}</div>
 `
           : html`<span class="meta">No backtest yet.</span>`}
         ${v.backtest?.hasReport || canBacktest
@@ -119,8 +120,8 @@ export class VersionApp extends AppElement<VersionEvidenceState> {
       <section class=${v.gate ? '' : 'empty'} data-testid="version-gate">
         <h2>Gate decision</h2>
         ${v.gate
-          ? html`<div><b class="verdict ${v.gate.decision}">${v.gate.decision === 'needs_human' ? 'needs a person' : v.gate.decision}</b> by ${v.gate.by} <span class="meta">${when(v.gate.at)}</span></div>
-              ${v.gate.reasons.map((r) => html`<div class="reason"><span class=${r.passed === true ? 'ok' : r.passed === false ? 'fail' : 'warn'}>${r.passed === true ? '✓' : r.passed === false ? '✗' : '?'}</span><span><b>${r.check}</b>: ${r.detail}</span></div>`)}`
+          ? html`<div><b class="verdict ${v.gate.decision}">${v.gate.decision === 'needs_human' ? 'needs a person' : v.gate.decision}</b> by ${shown(v.gate.by)} <span class="meta">${when(v.gate.at)}</span></div>
+              ${v.gate.reasons.map((r) => html`<div class="reason"><span class=${r.passed === true ? 'ok' : r.passed === false ? 'fail' : 'warn'}>${r.passed === true ? '✓' : r.passed === false ? '✗' : '?'}</span><span><b>${shown(r.check)}</b>: ${shown(r.detail)}</span></div>`)}`
           : html`<span class="meta">Not gated yet.</span>`}
         ${!decided && v.parent ? html`<div class="actions"><vscode-button secondary data-testid="version-run-gate" @click=${() => host.send(RunVersionActionCommand, { action: 'gate' })}>${v.gate ? 'Gate Again' : 'Gate'}</vscode-button></div>` : nothing}
       </section>
@@ -128,15 +129,15 @@ export class VersionApp extends AppElement<VersionEvidenceState> {
         <h2>Metrics</h2>
         ${v.metrics.length
           ? html`<table>
-              <tr><th>metric</th><th>${v.id}</th><th>${v.parent ?? 'parent'}</th><th>Δ</th></tr>
-              ${v.metrics.map((m) => html`<tr><td>${m.name === v.primaryMetric ? html`<b>${m.name}</b>` : m.name}</td><td>${num(m.value)}</td><td>${num(m.parent)}</td><td class=${m.delta === null || m.delta === 0 ? '' : m.delta > 0 ? 'up' : 'down'}>${signed(m.delta)}</td></tr>`)}
+              <tr><th>metric</th><th>${shown(v.id)}</th><th>${shown(v.parent ?? 'parent')}</th><th>Δ</th></tr>
+              ${v.metrics.map((m) => html`<tr><td>${m.name === v.primaryMetric ? html`<b>${shown(m.name)}</b>` : shown(m.name)}</td><td>${num(m.value)}</td><td>${num(m.parent)}</td><td class=${m.delta === null || m.delta === 0 ? '' : m.delta > 0 ? 'up' : 'down'}>${signed(m.delta)}</td></tr>`)}
             </table>`
           : html`<span class="meta">Not evaluated yet.</span>`}
       </section>
       <section data-testid="version-history">
         <h2>History</h2>
         <ol>
-          ${v.transitions.map((t) => html`<li><b>${t.from ?? '∅'} → ${t.to}</b> <span class="meta">${when(t.at)} by ${t.by}</span>${t.evidence.map((e) => html`<div class="meta">${e.kind}: ${e.summary}</div>`)}</li>`)}
+          ${v.transitions.map((t) => html`<li><b>${shown(`${t.from ?? '∅'} → ${t.to}`)}</b> <span class="meta">${when(t.at)} by ${shown(t.by)}</span>${t.evidence.map((e) => html`<div class="meta">${shown(`${e.kind}: ${e.summary}`)}</div>`)}</li>`)}
         </ol>
       </section>
       ${!decided || v.state === 'promoted'

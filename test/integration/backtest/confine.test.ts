@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ENV_ALLOW } from '../../../src/core/backtest/confine';
-import { WorkerPool } from '../../../src/core/backtest/pool';
+import { ENV_ALLOW, mountNamespace } from '../../../src/core/backtest/confine';
+import { WorkerPool, workerScript } from '../../../src/core/backtest/pool';
 import { evaluateUserDiagnostics } from '../../../src/core/diagnose/userDiagnostics';
 import { RolloutStore } from '../../../src/core/store/store';
-import { tempDir } from '../../helpers/tmp';
+import { tempDir, writeScript } from '../../helpers/tmp';
 
 // What harness code run by a backtest can reach: the real python3 worker, running a reward
 // that tries each way out (the user's secrets in the environment, the harness checkout, a
@@ -66,7 +66,9 @@ interface Seen {
 }
 
 /** Does this machine let a process have its own mount and network namespaces (as CI runs: root)? */
-const namespaces = spawnSync('unshare', ['--mount', '--net', 'true']).status === 0 || spawnSync('unshare', ['--user', '--map-root-user', '--mount', '--net', 'true']).status === 0;
+const asRoot = spawnSync('unshare', ['--mount', '--net', 'true']).status === 0;
+const inUserNamespace = spawnSync('unshare', ['--user', '--map-root-user', '--mount', '--net', 'true']).status === 0;
+const namespaces = asRoot || inUserNamespace;
 
 describe('backtest workers run harness code confined', () => {
   const base = tempDir('evotrainer-confine-');
@@ -147,6 +149,55 @@ describe('backtest workers run harness code confined', () => {
     } finally {
       delete process.env.EVOTRAINER_BACKTEST_UNSHARE;
     }
+  });
+
+  /** A python3 that logs how it was started to `log` (and, with `refuse`, will not start outside a user namespace). */
+  function loggingPython(name: string, log: string, refuse = false): string {
+    const guard = refuse ? 'if grep -q 4294967295 /proc/self/uid_map; then echo "refusing to start outside a user namespace" >&2; exit 1; fi\n' : '';
+    return writeScript(base, name, `echo "$*" >> '${log}'\n${guard}exec python3 "$@"`);
+  }
+
+  it('the workers check their own confinement as they start: no separate probe runs first', async () => {
+    const log = path.join(base, 'first-start.log');
+    const pool = await WorkerPool.start({ root: tree, python: loggingPython('python-first', log), workers: 2, functions: [{ name: 'probe', path: 'reward/probe.py', function: 'compute_score', kind: 'verl' }] });
+    await pool.close();
+    assert.equal(pool.isolation.readOnlyRoot, namespaces);
+    const starts = readFileSync(log, 'utf8').trim().split('\n');
+    assert.equal(starts.length, 2, starts.join('\n'));
+    assert.ok(starts.every((l) => !l.includes('--probe')), `a probe ran before the workers: ${starts.join('\n')}`);
+    if (namespaces) assert.ok(starts.every((l) => l.includes('"check"')), 'the workers were not told where to check their confinement');
+  });
+
+  it('a worker whose confinement does not hold exits before any harness code loads', { skip: !namespaces && 'this machine permits no namespaces' }, () => {
+    const scratch = mkdtempSync(path.join(base, 'scratch-'));
+    const marker = path.join(base, 'written-by-harness-code-at-import');
+    writeFileSync(path.join(tree, 'reward', 'writes.py'), `open(${JSON.stringify(marker)}, "w").write("x")\ndef compute_score(*a):\n    return 1.0\n`);
+    // the scratch folder's parent left writable: what the worker checks
+    const config = { root: tree, writable: [tree, base, scratch], outer_mount_namespace: mountNamespace(), check: scratch };
+    const prefix = asRoot ? ['unshare'] : ['unshare', '--user', '--map-root-user'];
+    const r = spawnSync(prefix[0]!, [...prefix.slice(1), '--mount', '--net', '--pid', '--fork', '--kill-child', 'python3', workerScript(), JSON.stringify(config)], {
+      input: JSON.stringify({ op: 'load', name: 'w', path: 'reward/writes.py', function: 'compute_score', kind: 'verl' }) + '\n',
+      encoding: 'utf8',
+    });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /the backtest worker's confinement does not hold: the parent folder is still writable/);
+    assert.doesNotMatch(r.stdout, /"ready"/);
+    assert.equal(existsSync(marker), false, 'harness code loaded in a worker whose confinement did not hold');
+  });
+
+  it('where the likely way to confine fails, the probe finds what holds and the workers start that way', { skip: !(asRoot && inUserNamespace) && 'needs root and user namespaces' }, async () => {
+    const log = path.join(base, 'fallback.log');
+    const pool = await WorkerPool.start({ root: tree, python: loggingPython('python-userns-only', log, true), workers: 2, functions: [{ name: 'probe', path: 'reward/probe.py', function: 'compute_score', kind: 'verl' }] });
+    try {
+      const [r] = await pool.map('probe', [{ data_source: 'x', solution_str: 'x', ground_truth: JSON.stringify({ secret_names: [], checkout, elsewhere: path.join(base, 'fallback-write'), port, host_pid: process.pid }), extra_info: null }]);
+      assert.equal(r!.error, null, String(r!.error));
+      assert.equal((r!.value as { seen: Seen }).seen.checkout, 0);
+    } finally {
+      await pool.close();
+    }
+    assert.deepEqual(pool.isolation.prefix.slice(0, 3), ['unshare', '--user', '--map-root-user']);
+    assert.equal(pool.isolation.readOnlyRoot, true);
+    assert.match(readFileSync(log, 'utf8'), /--probe/);
   });
 
   it('the allow-list holds no secret-looking names', () => {
