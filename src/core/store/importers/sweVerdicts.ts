@@ -103,10 +103,11 @@ function readJson(file: string): unknown {
 }
 
 function exists(file: string): boolean {
+  // Most candidates are missing: no exception for those (a trajectory asks for four).
   try {
-    return statSync(file).isFile();
+    return statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
   } catch {
-    return false;
+    return false; // e.g. a path through a file
   }
 }
 
