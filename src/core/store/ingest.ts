@@ -17,8 +17,8 @@ import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readHead, type IgnoredFile } from './importers';
 import { documentTooLarge, maxDocumentBytes } from './importers/documentSize';
-import { DuplicateKeyScan } from './importers/jsonLines';
-import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
+import { DuplicateKeyScan, type ShapeCheck } from './importers/jsonLines';
+import { BULK_OPTIONAL_COLUMNS, type BulkOptionalColumn, type BulkPlan, type FieldMapping, type FormatName, type Importer, type TableReader } from './importers/types';
 import type { StoreDb } from './instances';
 import { ImportError, isBad, type ImportedRecord, type RolloutRecord, type SourcePosition } from './rows';
 import { IMPORT_TABLES, NO_ANSWER_SQL } from './schema';
@@ -486,24 +486,29 @@ export class Ingest {
       // DuckDB parses and writes while this thread hashes each file and counts its lines.
       meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, lines: 0, hash: '', endsWithNewline: false, duplicateKeys: false, size: f.size, mtimeMs: f.mtimeMs, plan: f.plan })));
       // The statement runs on one thread (its windows follow file order): DuckDB's other
-      // thread would only wait for it, busily, on the core this thread hashes on.
-      const was = (await this.one<{ m: string; t: number }>(`select current_setting('memory_limit') as m, current_setting('threads') as t`))!;
+      // thread would only wait for it, busily, on the core this thread hashes on. IN lists
+      // stay comparisons: DuckDB would plan a long one as a join, and the windows above a
+      // join would hold every row instead of streaming them.
+      const was = (await this.one<{ m: string; t: number; o: string }>(`select current_setting('memory_limit') as m, current_setting('threads') as t, current_setting('disabled_optimizers') as o`))!;
       const restore = async () => {
         await this.conn.run(`set memory_limit = ${sqlLiteral(was.m)}`);
         await this.conn.run(`set threads = ${Number(was.t)}`);
+        await this.conn.run(`set disabled_optimizers = ${sqlLiteral(was.o)}`);
       };
       await this.conn.run(`set memory_limit = '${BULK_MEMORY_LIMIT}'`);
       await this.conn.run('set threads = 1');
+      await this.conn.run(`set disabled_optimizers = ${sqlLiteral([...was.o.split(',').filter((o) => o.trim()), 'in_clause'].join(','))}`);
+      const sql = bulkInsertSql(plan, files, firstImport, baseId);
       // A signal that interrupted the statements above must not let the insert start.
       if (opts.signal?.aborted) {
         await restore();
         throw interrupted(files[0]!.file, null);
       }
-      const inserting = this.conn.run(bulkInsertSql(plan, files, firstImport, baseId), [run, opts.version ?? null, format]).finally(restore);
+      const inserting = this.conn.run(sql, [run, opts.version ?? null, format]).finally(restore);
       inserting.catch(() => undefined); // awaited below
       let total = 0;
       for (const m of meta) {
-        const r = await hashAndCount(m.file, opts.signal);
+        const r = await hashAndCount(m.file, opts.signal, { keys: m.plan.keys, messages: m.plan.messages, singleTurn: m.plan.singleTurn, jsonText: m.plan.jsonText });
         Object.assign(m, { hash: r.hash, lines: r.lines, endsWithNewline: r.last === 0x0a, duplicateKeys: r.duplicateKeys });
         total += r.lines;
       }
@@ -536,8 +541,9 @@ export class Ingest {
       batch.nextRolloutId = Math.max(batch.nextRolloutId, ...[...counts.values()].map((c) => c.hi + 1), baseId + total);
       batch.nextImportId += files.length;
       // A file is good when it has no bad record, ends with a newline, names no key twice in
-      // a record (DuckDB would keep the first value, JSON the last), and its records are
-      // exactly its lines, read in one contiguous run (so record k is line k).
+      // a record (DuckDB would keep the first value, JSON the last) nor other keys than the
+      // plan's, and its records are exactly its lines, read in one contiguous run (so record
+      // k is line k).
       const good: typeof meta = [];
       for (const m of meta) {
         const c = counts.get(m.importId);
@@ -654,18 +660,20 @@ const SO_FAR = 'over (rows between unbounded preceding and current row)';
  */
 function bulkInsertSql(plan: BulkPlan, files: { file: string; plan: BulkPlan }[], firstImport: number, baseId: number): string {
   const perFile = (value: (f: (typeof files)[number]) => string, type: string) => `([${files.map(value).join(', ')}]::${type}[])[file_index::bigint + 1]`;
+  // Columns the projection leaves out get the store's defaults (see BULK_OPTIONAL_COLUMNS).
+  const defaults = (Object.keys(BULK_OPTIONAL_COLUMNS) as BulkOptionalColumn[]).filter((c) => !plan.optional?.includes(c)).map((c) => `, ${BULK_OPTIONAL_COLUMNS[c]} as ${c}`).join('');
   return `insert into rollout_rows
-    select (${baseId} + ordinality - 1)::bigint, import_id, $1, $2, $3, step, split, 'p:' || prompt_hash, group_id,
+    select (${baseId} + ordinality - 1)::bigint, import_id, $1, $2, $3, step, split, coalesce(prompt_id, 'p:' || prompt_hash), group_id,
            case when bad then -1 else (ordinality - max(run_start) ${SO_FAR})::integer end,
-           prompt, 'text', response, 'text', ground_truth, reward, reward_components, correct, extracted_answer,
-           null, null, null, 1, null, null, data_source, null, extra,
+           prompt, prompt_format, response, response_format, ground_truth, reward, reward_components, correct, extracted_answer,
+           advantage, stop_reason, response_tokens, num_turns, errors, timing_ms, data_source, env_class, extra,
            filename || ':' || (ordinality - max(file_start) ${SO_FAR} + 1),
-           length(response), ${NO_ANSWER_SQL}
+           length(response), case when num_turns <= 1 then ${NO_ANSWER_SQL} end
     from (select *, case when import_id is distinct from lag(import_id) over () then ordinality end as file_start,
                  case when import_id is distinct from lag(import_id) over () or group_id is distinct from lag(group_id) over () then ordinality end as run_start
-          from (select *, split || ':' || step || ':' || prompt_hash || coalesce(':' || data_source, '') as group_id
+          from (select * replace (coalesce(group_id, split || ':' || step || ':' || prompt_hash || coalesce(':' || data_source, '')) as group_id)
                 from (select *, left(md5(coalesce(prompt, '')), 16) as prompt_hash
-                      from (select ordinality, filename, import_id, ${plan.projection}
+                      from (select ordinality, filename, import_id, ${plan.projection}${defaults}
                             from (select *, filename, ${firstImport} + file_index::integer as import_id,
                                          ${perFile((f) => String(f.plan.fileStep), 'integer')} as file_step,
                                          ${perFile((f) => sqlLiteral(f.plan.fileSplit), 'varchar')} as file_split
@@ -871,11 +879,11 @@ function sqlLiteral(s: string): string {
 
 /**
  * sha256 of a file, its newline count, its last byte and whether a record names a key
- * twice, in one pass (stopped by `signal`).
+ * twice or is not of the plan's `shape`, in one pass (stopped by `signal`).
  */
-async function hashAndCount(file: string, signal?: AbortSignal): Promise<{ hash: string; lines: number; last: number; duplicateKeys: boolean }> {
+async function hashAndCount(file: string, signal?: AbortSignal, shape?: ShapeCheck): Promise<{ hash: string; lines: number; last: number; duplicateKeys: boolean }> {
   const hash = createHash('sha256');
-  const keys = new DuplicateKeyScan();
+  const keys = new DuplicateKeyScan(shape);
   let lines = 0;
   let last = 0x0a;
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
