@@ -48,6 +48,8 @@ const targets = [
   { ...nodeCommon, entryPoints: { panels: 'src/extension/panels.ts' }, outdir: 'dist' },
   { ...nodeCommon, entryPoints: { server: 'src/server/server.ts' }, outdir: 'dist' },
   { ...nodeCommon, entryPoints: { cli: 'src/cli/main.ts' }, outdir: 'dist' },
+  // Parses trajectories on worker threads during imports (src/core/store/documentWorkers.ts finds it).
+  { ...nodeCommon, entryPoints: { 'store-worker': 'src/core/store/documentWorker.ts' }, outdir: 'dist' },
   {
     ...nodeCommon,
     entryPoints: { duckdb: path.join(root, 'node_modules/@duckdb/node-api/lib/index.js') },

@@ -3,6 +3,7 @@ import { diagnose } from '../core/diagnose/diagnose';
 import type { MetricResult } from '../core/diagnose/health';
 import type { Manifest } from '../core/harness/manifest';
 import { computeUserMetrics, type DiagnosticProblem, type UserMetric } from '../core/diagnose/userDiagnostics';
+import { storeStamp } from '../core/store/stamp';
 import { defaultStorePath, RolloutStore } from '../core/store/store';
 import type { MetricEntry } from './metricIndex';
 
@@ -72,20 +73,9 @@ export class StoreValues {
   /** `manifest`: the harness's, as the editor has it (its thresholds and the gate's leak threshold judge the values, as in `evotrainer health`). */
   async latest(root: string, metric: MetricEntry, manifest: Pick<Manifest, 'thresholds' | 'gate'> | null): Promise<LatestValue> {
     const file = defaultStorePath(root);
-    let stamp: string;
-    try {
-      const st = statSync(file);
-      let wal = '';
-      try {
-        const w = statSync(`${file}.wal`);
-        wal = `:${w.mtimeMs}:${w.size}`;
-      } catch {
-        // no write-ahead log: the file is all there is
-      }
-      stamp = `${st.mtimeMs}:${st.size}${wal}:${JSON.stringify([manifest?.thresholds ?? {}, manifest?.gate?.leak ?? {}])}`;
-    } catch {
-      return { kind: 'none', reason: 'no value yet (no rollout store at .evotrainer/store.duckdb; `evotrainer import` builds it)' };
-    }
+    const written = storeStamp(file);
+    if (written === null) return { kind: 'none', reason: 'no value yet (no rollout store at .evotrainer/store.duckdb; `evotrainer import` builds it)' };
+    const stamp = `${written}:${JSON.stringify([manifest?.thresholds ?? {}, manifest?.gate?.leak ?? {}])}`;
     if (!metric.builtin && metric.user.script) {
       return { kind: 'none', reason: 'a script metric: `evotrainer health` computes its value (the editor does not run harness code on hover)' };
     }

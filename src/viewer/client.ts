@@ -42,7 +42,9 @@ export class HostConnection {
       const r = await fetch('api', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(message) });
       if (r.status === 204) return;
       if (!/^application\/json\b/.test(r.headers.get('content-type') ?? '')) throw new Error(`${r.status} ${await r.text()}`);
-      this.dispatch(await r.json());
+      // The answer, or the answer and the notifications the host had for the page meanwhile.
+      const body = (await r.json()) as unknown;
+      for (const m of Array.isArray(body) ? body : [body]) this.dispatch(m);
     } catch (err) {
       const error = errorText(err);
       if (message.id !== undefined) this.dispatch({ id: message.id, error, code: 'failed' } satisfies IpcResponse);

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { renderWebviewHtml } from './html';
 import { THEME_CSS } from './theme';
+import type { IpcMessage } from './protocol';
 import { asMessage, errorText, type HostTransport } from './transport';
 
 const MAX_BODY = 1 << 20;
@@ -26,7 +27,8 @@ export interface ViewerServer {
   close(): Promise<void>;
 }
 
-export interface ViewerServerOptions {
+/** One page the server serves, with its own API beside it. */
+export interface ViewerPage {
   /** The page bundle under dist/webview/ (`explorer` → explorer.js). */
   app: string;
   title: string;
@@ -34,6 +36,19 @@ export interface ViewerServerOptions {
   transport: HostTransport;
   /** The state the page opens with, from the query of its URL. */
   initialState(query: URLSearchParams): Promise<unknown>;
+  /**
+   * Notifications the host has for the page since its last message (a new state after a
+   * command): a plain browser hears from the host only in the answer to what it sends.
+   */
+  drain?(): IpcMessage[];
+}
+
+export interface ViewerServerOptions {
+  /**
+   * The pages by path: '' is the one at the tokened URL itself (`/<token>/`), a name the one
+   * at `/<token>/<name>/`. Each posts its messages to `api` beside it; the assets are shared.
+   */
+  pages: Record<string, ViewerPage>;
   /** Names the command that printed the URL, for the refusal without the token. */
   command: string;
   port?: number;
@@ -63,18 +78,24 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /**
- * The viewer's host outside the editor: serves one page on 127.0.0.1 under a random
- * token, with the same bundle and the same messages as in a VS Code panel, each POSTed
- * as JSON to `/<token>/api` and handed to the feature's transport (a request's answer
- * is the response body). Requests without the token, or addressed to another host name
- * (DNS rebinding), are refused.
+ * The viewer's host outside the editor: serves its pages on 127.0.0.1 under a random
+ * token, with the same bundles and the same messages as in a VS Code panel, each POSTed
+ * as JSON to the page's `api` (`/<token>/api`, `/<token>/<name>/api`) and handed to its
+ * feature's transport (a request's answer is the response body; with notifications the
+ * host has for the page, the body is the list of them, the answer first). Requests
+ * without the token, or addressed to another host name (DNS rebinding), are refused.
  */
 export async function startViewerServer(opts: ViewerServerOptions): Promise<ViewerServer> {
-  const assets = opts.assetsDir ?? webviewAssetsDir(opts.app);
+  const apps = Object.values(opts.pages).map((p) => p.app);
+  if (!apps.length) throw new Error('a viewer server needs a page');
+  for (const name of Object.keys(opts.pages)) if (name !== '' && !/^[a-z][a-z0-9-]*$/.test(name)) throw new Error(`a page path is a lowercase name, not "${name}"`);
+  if (opts.pages.assets) throw new Error('"assets" is the path of the shared assets, not a page');
+  const assets = opts.assetsDir ?? webviewAssetsDir(apps[0]!);
+  for (const app of apps.slice(1)) if (!opts.assetsDir) webviewAssetsDir(app);
   const token = randomBytes(24).toString('base64url');
   const prefix = `/${token}/`;
-  const transport = opts.transport;
   let port = 0;
+  const pageAt = (name: string | undefined): ViewerPage | undefined => (name !== 'assets' && Object.hasOwn(opts.pages, name ?? '') ? opts.pages[name ?? ''] : undefined);
   const allowedHosts = () => new Set([`127.0.0.1:${port}`, `localhost:${port}`]);
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -85,15 +106,19 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
     const tokenOk = given.length === token.length && timingSafeEqual(Buffer.from(given), Buffer.from(token)) && url.pathname.startsWith(prefix.slice(0, -1));
     if (!tokenOk) return send(res, 403, `this page needs the URL with its token, as \`${opts.command}\` printed it\n`);
     const rest = url.pathname.slice(prefix.length - 1);
-    if (rest === '' && req.method === 'GET') {
-      res.writeHead(302, { location: prefix + url.search });
+    // A page's own path without its closing slash: its relative links and API need it.
+    const bare = /^(?:\/([a-z][a-z0-9-]*))?$/.exec(rest);
+    if (bare && pageAt(bare[1]) && req.method === 'GET') {
+      res.writeHead(302, { location: `${prefix}${bare[1] ? `${bare[1]}/` : ''}${url.search}` });
       return res.end();
     }
-    if (rest === '/' && req.method === 'GET') {
-      const state = await opts.initialState(url.searchParams);
+    const route = /^\/(?:([a-z][a-z0-9-]*)\/)?(api)?$/.exec(rest);
+    const page = route ? pageAt(route[1]) : undefined;
+    if (page && !route![2] && req.method === 'GET') {
+      const state = await page.initialState(url.searchParams);
       const nonce = randomBytes(16).toString('base64');
-      const page = renderWebviewHtml({ app: opts.app, title: opts.title, state, cspSource: `'self'`, connectSrc: `'self'`, nonce, asset: (name) => `${prefix}assets/${encodeURIComponent(name)}` });
-      return send(res, 200, page.replace('</head>', `<link rel="stylesheet" nonce="${nonce}" href="${prefix}assets/theme.css">\n</head>`), 'text/html; charset=utf-8');
+      const body = renderWebviewHtml({ app: page.app, title: page.title, state, cspSource: `'self'`, connectSrc: `'self'`, nonce, asset: (name) => `${prefix}assets/${encodeURIComponent(name)}` });
+      return send(res, 200, body.replace('</head>', `<link rel="stylesheet" nonce="${nonce}" href="${prefix}assets/theme.css">\n</head>`), 'text/html; charset=utf-8');
     }
     if (rest.startsWith('/assets/') && req.method === 'GET') {
       const name = decodeURIComponent(rest.slice('/assets/'.length));
@@ -103,7 +128,8 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
       if (!existsSync(file)) return send(res, 404, 'not found\n');
       return send(res, 200, readFileSync(file), CONTENT_TYPES[path.extname(name)]);
     }
-    if (rest === '/api' && req.method === 'POST') {
+    if (page && route![2] && req.method === 'POST') {
+      const transport = page.transport;
       if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) return send(res, 415, 'send JSON\n');
       let msg: unknown;
       try {
@@ -117,9 +143,11 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
       if (!kind) return send(res, 400, `unknown method "${message.method.slice(0, 80)}"\n`);
       if ((kind === 'request') !== (message.id !== undefined)) return send(res, 400, `"${message.method}" is a ${kind}: ${kind === 'request' ? 'it needs an "id"' : 'it takes no "id"'}\n`);
       const answer = await transport.receive(message);
-      if (!answer) return send(res, 204, '');
+      const notes = page.drain?.() ?? [];
+      if (!answer && !notes.length) return send(res, 204, '');
       // A refused message is the client's error; a handler's failure is an answer like any other.
-      return send(res, 'code' in answer && answer.code !== 'failed' ? 400 : 200, JSON.stringify(answer), 'application/json; charset=utf-8');
+      const status = answer && 'code' in answer && answer.code !== 'failed' ? 400 : 200;
+      return send(res, status, JSON.stringify(notes.length ? [...(answer ? [answer] : []), ...notes] : answer), 'application/json; charset=utf-8');
     }
     return send(res, 404, 'not found\n');
   };

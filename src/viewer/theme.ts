@@ -1,5 +1,5 @@
 /**
- * The --vscode-* colours the explorer styles itself with, outside the editor: VS Code's
+ * The --vscode-* colours the explorer and the curves style themselves with, outside the editor: VS Code's
  * Dark Modern and Light Modern values, chosen by the browser's colour scheme.
  */
 export const THEME_CSS = `
@@ -11,6 +11,8 @@ export const THEME_CSS = `
   --vscode-editorWidget-background: #202020; --vscode-textCodeBlock-background: #2b2b2b; --vscode-textLink-foreground: #4daafc;
   --vscode-list-hoverBackground: #2a2d2e; --vscode-list-activeSelectionBackground: #04395e; --vscode-list-activeSelectionForeground: #ffffff;
   --vscode-charts-blue: #3794ff; --vscode-charts-green: #89d185; --vscode-charts-purple: #b180d7; --vscode-testing-iconPassed: #73c991;
+  --vscode-charts-orange: #d18616; --vscode-charts-red: #f14c4c; --vscode-charts-yellow: #cca700; --vscode-charts-foreground: #cccccc;
+  --vscode-checkbox-background: #313131; --vscode-checkbox-border: #3c3c3c; --vscode-checkbox-foreground: #cccccc; --vscode-editorWidget-border: #454545;
   --vscode-gitDecoration-addedResourceForeground: #81b88b; --vscode-gitDecoration-deletedResourceForeground: #c74e39;
   --vscode-diffEditor-insertedLineBackground: rgba(155, 185, 85, 0.2); --vscode-diffEditor-removedLineBackground: rgba(255, 0, 0, 0.2);
   --vscode-button-background: #0078d4; --vscode-button-foreground: #ffffff; --vscode-button-hoverBackground: #026ec1;
@@ -34,6 +36,8 @@ export const THEME_CSS = `
     --vscode-editorWidget-background: #f8f8f8; --vscode-textCodeBlock-background: #f0f0f0; --vscode-textLink-foreground: #005fb8;
     --vscode-list-hoverBackground: #f2f2f2; --vscode-list-activeSelectionBackground: #e8e8e8; --vscode-list-activeSelectionForeground: #000000;
     --vscode-charts-blue: #1a85ff; --vscode-charts-green: #388a34; --vscode-charts-purple: #652d90; --vscode-testing-iconPassed: #388a34;
+    --vscode-charts-orange: #d18616; --vscode-charts-red: #e51400; --vscode-charts-yellow: #bf8803; --vscode-charts-foreground: #616161;
+    --vscode-checkbox-background: #f8f8f8; --vscode-checkbox-border: #cecece; --vscode-checkbox-foreground: #3b3b3b; --vscode-editorWidget-border: #c8c8c8;
     --vscode-gitDecoration-addedResourceForeground: #587c0c; --vscode-gitDecoration-deletedResourceForeground: #ad0707;
     --vscode-diffEditor-insertedLineBackground: rgba(155, 185, 85, 0.2); --vscode-diffEditor-removedLineBackground: rgba(255, 0, 0, 0.2);
     --vscode-button-secondaryBackground: #e5e5e5; --vscode-button-secondaryForeground: #3b3b3b; --vscode-button-secondaryHoverBackground: #cccccc;

@@ -14,7 +14,7 @@ import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../hel
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { candidate } from '../integration/backtest/helpers';
 import { bin, edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
-import { activityBarItem, atWebviewWidth, clippedIn, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -81,6 +81,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
   let v2: string;
   let v3: string;
   let llm: ScriptedLlm;
+  let csp: string[] = [];
   // Registered before the temp folder's removal: the extension's output channel, kept beside the screenshots.
   after(async () => {
     await browser?.close();
@@ -123,11 +124,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     const standIn = path.join(home, 'lm-stand-in.vsix');
     const packed = spawnSync(process.execPath, [path.join(repoRoot, 'node_modules/@vscode/vsce/vsce'), 'package', '--no-dependencies', '--allow-missing-repository', '--skip-license', '-o', standIn], { cwd: path.join(repoRoot, 'test/fixtures/lm-stand-in'), encoding: 'utf8' });
     assert.equal(packed.status, 0, packed.stderr);
-    server = await startCodeServer({ workspace, home, also: [standIn] });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1500, height: 1000 } });
-    await openWorkbench(page, server.url);
-    mkdirSync(resultsDir, { recursive: true });
+    ({ server, browser, page, csp } = await openEditor({ workspace, home, viewport: { width: 1500, height: 1000 }, also: [standIn] }));
   });
 
   const sidebar = () => page.locator('.sidebar');
@@ -229,6 +226,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     await findFrame(page, 'h2:text-is("A harness")', 30_000);
     await new Promise((r) => setTimeout(r, 1000)); // the open step's own layout settles
     await shot('walkthrough-dark.png');
+    assert.deepEqual(csp, [], 'no CSP violation in the walkthrough');
     await palette('View: Close All Editors');
   }));
 
@@ -259,6 +257,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.equal(e.status, 'backtested', 'the report is recorded and the version advanced');
     await dismissToasts();
     await shot('backtest-diff-dark.png');
+    assert.deepEqual(csp, [], 'no CSP violation on first paint');
     // A narrow editor column: badges, intervals and metric names wrap or scroll, nothing is cut off.
     await atWebviewWidth(page, diff, 'backtest-diff', async () => assert.deepEqual(await clippedIn(diff, 'evo-backtest-app'), [], 'nothing cut off at 600 px'));
   }));
@@ -268,7 +267,15 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     const id = (await link.innerText()).trim();
     assert.match(id, /^\d+$/);
     await link.click();
-    await findFrame(page, `[data-testid="trajectory"][data-rollout="${id}"]`, 120_000);
+    const explorer = await findFrame(page, `[data-testid="trajectory"][data-rollout="${id}"]`, 120_000);
+    const traj = explorer.locator(`[data-testid="trajectory"][data-rollout="${id}"]`);
+    await traj.locator('[data-testid="msg-0"]').waitFor({ timeout: 30_000 });
+    await shot('backtest-flip-explorer-dark.png');
+    assert.deepEqual(csp, [], 'no CSP violation in the Failure Explorer');
+    await atWebviewWidth(page, explorer, 'backtest-flip-explorer', async () => {
+      const { scrollWidth, clientWidth } = await traj.evaluate((el) => ({ scrollWidth: el.scrollWidth, clientWidth: el.clientWidth }));
+      assert.ok(scrollWidth <= clientWidth + 1, `the trajectory fits 600 px: ${scrollWidth} > ${clientWidth}`);
+    });
     // The Failure Explorer keeps the rollout store open while it is shown. A second DuckDB
     // instance on the same file in the same process (a gate's, a view's) is not safe, so it
     // is closed before the commands below touch the store.
@@ -287,6 +294,9 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.match(text, /PASS\s+vs v0 · reward_rescore/);
     assert.match(text, /dead groups\s+\d+ → \d+ of \d+ \(revived [1-9]\d*\)/);
     assert.match(text, /new ordering violations\s+0/);
+    await shot('backtest-evidence-dark.png');
+    assert.deepEqual(csp, [], 'no CSP violation in the evidence panel');
+    await atWebviewWidth(page, ev, 'backtest-evidence', async () => assert.deepEqual(await clippedIn(ev, 'evo-version-app'), [], 'nothing cut off at 600 px'));
     await ev.locator('[data-testid="version-open-backtest"]').click();
     await page.locator('.tab', { hasText: `Backtest: ${v1} vs v0` }).first().waitFor({ timeout: 30_000 });
     await (await resultFrame(new RegExp(`^Backtest ${v1}`), 30_000)).locator('[data-testid="result-verdict"]').waitFor({ timeout: 30_000 });
@@ -306,6 +316,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     for (const c of [/✓\s*frozen paths untouched/, /✓\s*leak \(git_history_share\)/, /✓\s*success criterion: pass_rate = [\d.]+ \(95% CI over \d+ tasks/, /✓\s*side effects/]) assert.match(checks, c);
     await toast(new RegExp(`gate of ${v2} vs v0: PROMOTE`)).waitFor({ timeout: 30_000 });
     await shot('gate-result-promote-dark.png');
+    assert.deepEqual(csp, [], 'no CSP violation in the gate result');
     await atWebviewWidth(page, gate, 'gate-result', async () => assert.deepEqual(await clippedIn(gate, 'evo-backtest-app'), [], 'nothing cut off at 600 px'));
     await gate.locator('[data-testid="gate-promote"]').click();
     await toast(`${v2} promoted`).waitFor({ timeout: 30_000 });
@@ -332,6 +343,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.match(checks, /\?\s*evaluation rollouts: no rollouts of v\d+ in the store/);
     await toast(new RegExp(`gate of ${v3} vs v\\d+: REJECT`)).waitFor({ timeout: 30_000 });
     await shot('gate-result-reject-dark.png');
+    assert.deepEqual(csp, [], 'no CSP violation in the gate result');
     await gate.locator('[data-testid="gate-reject"]').click();
     const input = page.locator('.quick-input-widget input');
     await page.locator('.quick-input-widget', { hasText: `Reject ${v3}` }).waitFor({ timeout: 15_000 });
@@ -371,6 +383,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     await pickRow('REVISE…').waitFor({ timeout: 30_000 });
     const ev = await resultFrame(/^diagnosis gate/, 30_000);
     assert.match(await ev.locator('[data-testid="human-summary"]').innerText(), /WAITING FOR AN ANSWER/);
+    await page.screenshot({ path: path.join(resultsDir, 'pending-gate-first-paint-dark.png') });
     const input = page.locator('.quick-input-widget input');
     const revisePrompt = page.locator('.quick-input-widget', { hasText: 'REVISE the diagnosis gate' });
     // The evidence opening beside re-lays the window out; a click that lands while the list
@@ -388,6 +401,8 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.deepEqual([stored.answer, stored.feedback], ['REVISE', 'target the dead groups first; keep the format reward']);
     await ev.waitForFunction(() => /ANSWERED: REVISE/.test(document.querySelector('evo-backtest-app')?.shadowRoot?.querySelector('[data-testid="human-summary"]')?.textContent ?? ''), null, { timeout: 15_000 });
     await shot('pending-gate-answered-dark.png');
+    assert.deepEqual(csp, [], 'no CSP violation in the gate\'s evidence');
+    await atWebviewWidth(page, ev, 'pending-gate', async () => assert.deepEqual(await clippedIn(ev, 'evo-backtest-app'), [], 'nothing cut off at 600 px'));
     await dismissToasts();
   }));
 
@@ -420,6 +435,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.match(await g.locator('[data-testid="gate-checks"]').innerText(), /✓\s*backtest: v\d+ vs v0 \[reward_rescore\]: PASS/);
     await toast(new RegExp(`gate of ${v1} vs v\\d+: NEEDS A PERSON`)).waitFor({ timeout: 30_000 });
     await shot('gate-result-light.png');
+    assert.deepEqual(csp, [], 'no CSP violation in the light theme');
   }));
 
   it("Run Evolution Round asks the editor's own model (vscode.lm) for the intervention, and shows it at the design gate", () => withScreenshot(page, 'evolve-vscode-lm', async () => {
@@ -473,5 +489,6 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     const judged = llm.requests.slice(before);
     assert.equal(judged.length, 3, 'each verdict came from the stand-in server through vscode.lm');
     assert.ok(judged.every((r) => /plausible attempt at the task/.test(said(r))));
+    assert.deepEqual(csp, [], 'no CSP violation in any webview');
   }));
 });

@@ -37,12 +37,12 @@ export interface Editor {
 }
 
 /**
- * code-server on `workspace`, a browser page at `viewport` watched for CSP violations, the
- * workbench open with the extension in it (and the secondary side bar closed, for room, with
- * `hideSecondarySideBar`). What started is stopped again when a later step fails.
+ * code-server on `workspace` (with the extensions packed in `also` beside this build's), a
+ * browser page at `viewport` watched for CSP violations, the workbench open with the
+ * extension in it (and the secondary side bar closed, for room, with `hideSecondarySideBar`). What started is stopped again when a later step fails.
  */
-export async function openEditor(opts: { workspace: string; home: string; viewport: { width: number; height: number }; hideSecondarySideBar?: boolean }): Promise<Editor> {
-  const server = await startCodeServer({ workspace: opts.workspace, home: opts.home });
+export async function openEditor(opts: { workspace: string; home: string; viewport: { width: number; height: number }; hideSecondarySideBar?: boolean; also?: string[] }): Promise<Editor> {
+  const server = await startCodeServer({ workspace: opts.workspace, home: opts.home, also: opts.also });
   let browser: Browser | undefined;
   try {
     browser = await launchBrowser();

@@ -91,6 +91,16 @@ describe('real VS Code: training curves', () => {
     assert.equal(await frame.locator('[data-testid="mark-v2"]').evaluate((e) => e.tagName), 'path');
     assert.match(await frame.locator(`${app} .promotion-label`).first().textContent() ?? '', /v1 ★.*promoted|v0, v1 ★ promoted/);
     assert.match(await frame.locator(`${app} .legend`).innerText(), /train-v2@v2\s+rejected/);
+    // The ✕ in its curve's colour, over a halo of the background (it ends near the axis, over a dump tick).
+    const stroke = (sel: string) => frame.locator(sel).evaluate((e) => getComputedStyle(e).stroke);
+    assert.equal(await stroke('[data-testid="mark-v2"]'), await stroke('[data-testid="line-train-v2@v2"]'));
+    assert.notEqual(await stroke('[data-testid="mark-v2"]'), await frame.locator(`${app} .marker-halo`).evaluate((e) => getComputedStyle(e).stroke));
+    // The second colour, the theme's orange, lifted in the dark theme so that it does not read brown: light and saturated.
+    const orange = await stroke('[data-testid="line-train-v1@v1"]');
+    // rgb(r, g, b), or color(srgb r g b) in 0…1 for a mixed colour.
+    const [r, g, b] = orange.match(/[\d.]+/g)!.map((v) => (orange.startsWith('color(') ? Number(v) * 255 : Number(v)));
+    const [hi, lo] = [Math.max(r!, g!, b!), Math.min(r!, g!, b!)];
+    assert.ok(r === hi && (hi + lo) / 2 / 255 > 0.52 && (hi - lo) / 255 > 0.6, `an orange, not a brown: rgb(${r}, ${g}, ${b})`);
     // Rollouts dumped at v1's steps 10…60: ticks under the axis.
     assert.equal(await frame.locator(`${app} svg.plot .dump`).count(), 6);
     await page.mouse.move(5, 880);
@@ -193,6 +203,54 @@ describe('real VS Code: training curves', () => {
       const { cw, tw } = await long.evaluate((c) => ({ cw: c.getBoundingClientRect().right, tw: document.documentElement.clientWidth }));
       assert.ok(cw <= tw + 1, `the strip fits 600 px: ${cw} > ${tw}`);
     });
+    assert.deepEqual(csp, [], 'no CSP violation');
+  }));
+
+  it('the explorer and the curves hidden behind another tab and shown again show the store as it is now', () => withScreenshot(page, 'reshown', async () => {
+    const tab = (title: string) => page.locator('.tabs-container .tab', { hasText: title }).first();
+    const v1Stroke = await (await findFrame(page, '[data-testid="curves-chart"]')).locator('[data-testid="line-train-v1@v1"]').evaluate((e) => getComputedStyle(e).stroke);
+    // The explorer on the rollouts dumped at step 20: v1's four.
+    let explorer = await findFrame(page, '[data-testid="explorer-run"]');
+    await explorer.locator('[data-testid="explorer-run"]').click();
+    await explorer.getByRole('option', { name: 'all runs' }).click();
+    await explorer.locator('[data-testid="explorer-step"] input').fill('20');
+    await explorer.locator('[data-testid="explorer-step"] input').press('Enter');
+    await explorer.locator('[data-testid="explorer-total"]', { hasText: /^4 rollouts match$/ }).waitFor({ timeout: 30_000 });
+    // Another editor in front of both panels: the manifest, opened the way a person does (Quick Open).
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill('evotrainer.yaml');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'evotrainer.yaml' }).first().waitFor({ timeout: 15_000 });
+    await input.press('Enter');
+    await page.locator('.tabs-container .tab.active', { hasText: 'evotrainer.yaml' }).waitFor({ timeout: 15_000 });
+    assert.equal(await page.locator('.tabs-container .tab.active', { hasText: /EvoTrainer: (Failures|Curves)/ }).count(), 0, 'both panels are behind');
+    // Meanwhile the CLI imports a fourth run, with rollouts dumped at steps 10…60: the hidden explorer lets go of the store for it.
+    const dir = path.join(home, 'runs', 'later');
+    writeVerlLog(path.join(dir, 'train.log'), run(1.4, 0.02));
+    for (let s = 10; s <= STEPS; s += 10) writeDump(path.join(dir, 'rollout_data'), s);
+    const r = spawnSync(process.execPath, [cli, 'import', dir, '--run', 'train-later'], { cwd: workspace, encoding: 'utf8' });
+    assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
+    // The explorer shown again: the same filter over the store as it is now.
+    await tab('EvoTrainer: Failures').click();
+    explorer = await findFrame(page, '[data-testid="explorer-run"]');
+    await explorer.locator('[data-testid="explorer-total"]', { hasText: /^8 rollouts match$/ }).waitFor({ timeout: 60_000 });
+    assert.equal(await explorer.locator('[data-testid="explorer-step"]').evaluate((e) => (e as HTMLInputElement).value), '20');
+    assert.equal(await explorer.locator('[data-testid="explorer-run"] vscode-option', { hasText: 'train-later' }).count(), 1);
+    await page.screenshot({ path: path.join(resultsDir, 'explorer-reshown.png') });
+    // The curves shown again: the new run's line beside v1's, the metric and the hidden series kept.
+    await tab('EvoTrainer: Curves').click();
+    const frame = await findFrame(page, '[data-testid="series-train-later"]', 60_000);
+    const stroke = (sel: string) => frame.locator(sel).evaluate((e) => getComputedStyle(e).stroke);
+    assert.match((await frame.locator('[data-testid="curves-chart"]').getAttribute('aria-label')) ?? '', /^grad_norm over training steps 1 to 60 for 2 run\(s\): train-later, train-v1@v1\./);
+    assert.equal(await frame.locator(`${app} path.line`).count(), 2, "v1's line and the new run's");
+    const face = await frame.locator('[data-testid="curves-metric"]').evaluate((el) => el.shadowRoot?.querySelector('.select-face .text')?.textContent ?? '');
+    assert.equal(face, 'grad_norm (actor/grad_norm)', 'the select shows the metric');
+    // Each run keeps its colour: v1's line is drawn as before the import, the new run in a colour of its own.
+    assert.equal(await stroke('[data-testid="line-train-v1@v1"]'), v1Stroke);
+    assert.notEqual(await stroke('[data-testid="line-train-later"]'), v1Stroke);
+    await page.mouse.move(5, 880);
+    await page.screenshot({ path: path.join(resultsDir, 'curves-reshown.png') });
     assert.deepEqual(csp, [], 'no CSP violation');
   }));
 });

@@ -10,7 +10,7 @@ import { JobRecords, SshTransport, type JobRecord, type NamedProfile } from '../
 import { asJobUser, clusterProfile, startCluster, type ClusterInfo } from '../helpers/cluster';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
-import { activityBarItem, findFrame, launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 const HELLO = '#!/bin/bash\nprintf \'hello from {{version}} on %s \\033[31m<b>red</b>\\033[0m\\n\' "$(hostname)"\nfor i in 1 2 3 4 5 6; do echo "step $i of 6"; sleep 1; done\nmkdir -p "$EVOTRAINER_JOB_DIR/rollout_data"\npython3 -c \'import json,sys\nfor k in range(4): print(json.dumps({"input": f"What is {k}+{k}?", "output": f"The answer is {2*k}", "gts": str(2*k), "score": float(k % 2 == 0), "step": 1}))\' > "$EVOTRAINER_JOB_DIR/rollout_data/1.jsonl"\necho "all done"\n';
 const PASSPHRASE = 'open sesame';
@@ -32,6 +32,7 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
   let c: ClusterInfo;
   let settings: Record<string, unknown>;
   let locked: NamedProfile;
+  let csp: string[] = [];
   // Registered before tempDir's removal hook: the editor stops before its folder goes.
   after(async () => {
     await browser?.close();
@@ -68,11 +69,7 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
     settings = { 'evotrainer.clusters': { 'test-slurm': profile, locked: lockedProfile } };
     mkdirSync(path.join(workspace, '.vscode'), { recursive: true });
     writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify(settings));
-    server = await startCodeServer({ workspace, home });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1500, height: 900 } });
-    await openWorkbench(page, server.url);
-    mkdirSync(resultsDir, { recursive: true });
+    ({ server, browser, page, csp } = await openEditor({ workspace, home, viewport: { width: 1500, height: 900 } }));
   });
 
   const sidebar = () => page.locator('.sidebar');
@@ -161,6 +158,7 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
     assert.match(await frame.locator('.legend').innerText(), new RegExp(`job ${job.id} · verl-v1@v1\\s+live`));
     await page.mouse.move(5, 880);
     await page.screenshot({ path: path.join(resultsDir, 'jobs-curves-live-dark.png') });
+    assert.deepEqual(csp, [], 'no CSP violation on first paint');
     // It grows as the job prints, to the last step, and says when the job has ended.
     await frame.locator('.legend', { hasText: 'job ended' }).waitFor({ timeout: 90_000 });
     assert.equal(await points(), 12);
@@ -169,6 +167,8 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
     await page.keyboard.press('End');
     assert.match(await frame.locator('[data-testid="curves-readout"]').innerText(), /step 12 · job \S+ · verl-v1@v1 actor\/entropy 0\.3389/);
     await page.screenshot({ path: path.join(resultsDir, 'jobs-curves-ended-dark.png') });
+    await atWebviewWidth(page, frame, 'jobs-curves', async () => assert.deepEqual(await clippedIn(frame, 'evo-curves-app'), [], 'nothing cut off at 600 px'));
+    assert.deepEqual(csp, [], 'no CSP violation');
     await runCommand(page, 'View: Close All Editors');
   }));
 
@@ -246,5 +246,6 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
     await new Promise((r) => setTimeout(r, 1000));
     assert.match((await rowLabel('hello v1'))!, /completed/);
     await shot('jobs-light.png');
+    assert.deepEqual(csp, [], 'no CSP violation');
   }));
 });

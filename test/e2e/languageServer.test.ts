@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { commandMix, writeTrajectory } from '../helpers/synth';
 import { repoRoot, tempDir } from '../helpers/tmp';
-import { launchBrowser, openWorkbench, resultsDir, runCommand, startCodeServer, withScreenshot, type CodeServer } from './codeServer';
+import { openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 /** A manifest with one bad value, one unknown key (a typo) and a bad eval-set pin. */
 const BROKEN_MANIFEST = `name: e2e-lsp
@@ -48,6 +48,7 @@ describe('language server in real VS Code (code-server in Chromium)', () => {
   let server: CodeServer;
   let browser: Browser;
   let page: Page;
+  let csp: string[] = [];
   // Registered before the temp folder's own cleanup: code-server stops before its folder goes.
   after(async () => {
     await browser?.close();
@@ -69,11 +70,7 @@ describe('language server in real VS Code (code-server in Chromium)', () => {
     for (let k = 0; k < 5; k++) writeTrajectory(gen, `t-${k}`, { commands: commandMix(1, 1, 1), resolved: k < 3 });
     const imported = spawnSync(process.execPath, [path.join(repoRoot, 'bin/evotrainer.js'), 'import', path.join(gen, 'trajs'), '--run', 'run-1'], { cwd: workspace, encoding: 'utf8' });
     assert.equal(imported.status, 0, imported.stderr);
-    server = await startCodeServer({ workspace, home });
-    browser = await launchBrowser();
-    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await openWorkbench(page, server.url);
-    mkdirSync(resultsDir, { recursive: true });
+    ({ server, browser, page, csp } = await openEditor({ workspace, home, viewport: { width: 1400, height: 900 } }));
   });
 
   it('a broken evotrainer.yaml shows its problems, at their lines and columns, in the Problems panel', () => withScreenshot(page, 'language-server', async () => {
@@ -129,5 +126,6 @@ describe('language server in real VS Code (code-server in Chromium)', () => {
     await page.screenshot({ path: path.join(resultsDir, 'language-server-codelens.png') });
     await lens.click();
     await page.locator('.notifications-toasts', { hasText: 'compute_score' }).waitFor({ timeout: 15_000 });
+    assert.deepEqual(csp, [], 'no CSP violation');
   }));
 });

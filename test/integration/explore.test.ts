@@ -5,6 +5,7 @@ import { Explorer, INLINE_CHARS } from '../../src/core/explore/explorer';
 import type { ExplorerQuery } from '../../src/core/explore/types';
 import { RolloutStore } from '../../src/core/store/store';
 import { ExplorerBackend } from '../../src/viewer/explorer/backend';
+import { storeStamp } from '../../src/core/store/stamp';
 import { ExplorerMethods, type PageResult } from '../../src/viewer/explorer/protocol';
 import type { TextChunk, Trajectory } from '../../src/core/explore/types';
 import type { IpcResponse } from '../../src/viewer/protocol';
@@ -159,7 +160,7 @@ describe('failure explorer backend (the host side of the webview protocol)', () 
     const s = await RolloutStore.open(file);
     await s.import([path.join(sweDir, 'trajs')], { run: 'swe' });
     s.close();
-    backend = new ExplorerBackend({ open: () => RolloutStore.open(file), storeLabel: file, idleCloseMs: 200, log: (l, m) => logs.push(`${l} ${m}`) });
+    backend = new ExplorerBackend({ open: () => RolloutStore.open(file), storeLabel: file, idleCloseMs: 200, stamp: () => storeStamp(file), log: (l, m) => logs.push(`${l} ${m}`) });
   });
   after(() => backend?.dispose());
 
@@ -219,5 +220,23 @@ describe('failure explorer backend (the host side of the webview protocol)', () 
     s.close();
     const again = await backend.state({});
     assert.equal(again.page!.total, 303);
+  });
+
+  it('released (its page hidden), it reads the store again under the same filter only when another writer changed it', async () => {
+    const file = path.join(dir, 'store.duckdb');
+    assert.equal((await backend.state({ failureMode: 'leak' })).page!.total, 2);
+    await backend.release();
+    assert.equal(await backend.refreshIfChanged(), null, 'nothing wrote the store');
+    // The store is free for an import meanwhile.
+    writeHostileTrajectory(path.join(dir, 'hostile'));
+    const s = await RolloutStore.open(file);
+    await s.import([path.join(dir, 'hostile', 'trajs')], { run: 'later' });
+    s.close();
+    const next = await backend.refreshIfChanged();
+    assert.ok(next, 'the store changed: a new state');
+    assert.deepEqual(next.filter, { failureMode: 'leak' });
+    assert.equal(next.facets!.rollouts, 304);
+    assert.ok(next.facets!.runs.includes('later'));
+    assert.equal(await backend.refreshIfChanged(), null, 'read again: what it shows is the store as it is');
   });
 });

@@ -38,6 +38,58 @@ describe('rollout store (real DuckDB, real files)', () => {
     });
   });
 
+  it('the 303 real SWE trajectories parsed on worker threads store what this thread stores, row for row', async () => {
+    const dir = tempDir();
+    const rowsOf = (workers: number) =>
+      withStore(path.join(dir, `w${workers}.duckdb`), async (s) => {
+        const r = await s.import([path.join(sweDir, 'trajs')], { run: 'swe', workers });
+        assert.equal(r.files.filter((f) => f.worker).length, workers ? 303 : 0, `files parsed by ${workers} worker(s)`);
+        return {
+          rollouts: await s.all(`select * exclude (import_id) from rollout_rows order by id`),
+          steps: await s.all(`select * exclude (import_id) from step_rows order by rollout_id, turn`),
+        };
+      });
+    const here = await rowsOf(0);
+    const onWorkers = await rowsOf(2);
+    assert.equal(here.rollouts.length, 303);
+    assert.equal(here.steps.length, 25272);
+    assert.deepEqual(onWorkers.rollouts, here.rollouts);
+    assert.deepEqual(onWorkers.steps, here.steps);
+  });
+
+  it('a streamed response keeps its length as DuckDB counts it (code points), whatever the characters', async () => {
+    const dir = tempDir();
+    const dump = path.join(dir, 'rollout_data');
+    spawnSync('mkdir', ['-p', dump]);
+    const outputs = ['plain ascii', 'accents éà and ﷺ', 'emoji 👍🏽 and a flag 🇫🇷', 'a lone \ud800 surrogate', 'nul \u0000 inside', ''];
+    writeFileSync(path.join(dump, '1.jsonl'), outputs.map((output, i) => JSON.stringify({ input: `q${i}`, output, gts: '1', score: 0, step: 1, acc: false })).join('\n') + '\n');
+    await withStore(path.join(dir, 'store.duckdb'), async (s) => {
+      await s.import([dump], { run: 'r', bulk: false });
+      const rows = await s.all<{ chars: number; len: number }>(`select response_chars chars, length(response)::integer len from rollout_rows order by id`);
+      assert.deepEqual(rows.map((r) => r.chars), [11, 16, 22, 18, 12, 0]);
+      assert.deepEqual(rows.map((r) => r.chars), rows.map((r) => r.len));
+    });
+  });
+
+  it('a bad trajectory parsed on a worker fails the import with its file, or is skipped, as on this thread', async () => {
+    const dir = tempDir();
+    const dump = path.join(dir, 'trajs');
+    spawnSync('mkdir', ['-p', dump]);
+    const names = readdirSync(path.join(sweDir, 'trajs')).slice(0, 4);
+    for (const n of names) writeFileSync(path.join(dump, n), readFileSync(path.join(sweDir, 'trajs', n)));
+    const broken = path.join(dump, 'zz__broken-1.traj.json');
+    writeFileSync(broken, '{"instance_id": "zz__broken-1", "info": {}, "messages": [{"role": "system", "content": "sys"}, ');
+    for (const workers of [0, 1]) {
+      await withStore(path.join(dir, `w${workers}.duckdb`), async (s) => {
+        await assert.rejects(s.import([dump], { run: 'r', workers }), (e: unknown) => e instanceof ImportError && e.message.startsWith(`${broken}:1: not a valid JSON document`));
+        assert.equal((await s.counts()).rollouts, 0, 'nothing landed');
+        const skipped = await s.import([dump], { run: 'r', workers, onError: 'skip' });
+        assert.deepEqual([skipped.rollouts, skipped.badRecords], [4, 1]);
+        assert.equal(skipped.files.filter((f) => f.worker).length, workers ? 5 : 0);
+      });
+    }
+  });
+
   it('imports GSM8K through a declared mapping: 983 groups of 4 with the given labels', async () => {
     const dir = tempDir();
     await withStore(path.join(dir, 'store.duckdb'), async (s) => {

@@ -30,6 +30,8 @@ from fractions import Fraction
 from typing import Optional, Tuple
 
 MAX_ANSWER_CHARS = 400
+MAX_NUMBER_CHARS = 4000  # a plain number (digits, a fraction bar) may be this long
+_PLAIN_NUMBER = re.compile(r"\s*[-+]?\d+(?:\.\d+)?(?:\s*/\s*\d+(?:\.\d+)?)?\s*")
 
 # ----------------------------------------------------------------------------- extraction
 
@@ -751,6 +753,72 @@ def _agree_at_points(ta, tb, names, principal: bool) -> Optional[bool]:
     return True if agreed >= 3 else None
 
 
+_TRIAL_PRIMES = 10 ** 4
+
+
+def _factor(n: int, out: dict, k) -> bool:
+    """Adds k times the prime exponents of n > 0 to out; False when a cofactor is left that may be composite."""
+    proven = True
+    p = 2
+    while p * p <= n and p < _TRIAL_PRIMES:
+        while n % p == 0:
+            out[p] = out.get(p, 0) + k
+            n //= p
+        p += 1 if p == 2 else 2
+    if n > 1:
+        out[n] = out.get(n, 0) + k
+        proven = n < _TRIAL_PRIMES * _TRIAL_PRIMES
+    return proven
+
+
+def _power_product(node, out: dict, k=1):
+    """A constant product of powers, as prime exponents added (times k) to out, without evaluating the powers;
+    returns (sign, proven) or None when the expression is not such a product."""
+    if isinstance(node, ast.Expression):
+        node = node.body
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        got = _power_product(node.operand, out, k)
+        return got and ((-got[0] if isinstance(node.op, ast.USub) else got[0]), got[1])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+        left = _power_product(node.left, out, k)
+        right = left and _power_product(node.right, out, k if isinstance(node.op, ast.Mult) else -k)
+        return right and (left[0] * right[0], left[1] and right[1])
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        e = _eval(node.right, {})
+        if not isinstance(e, Fraction) or e.numerator.bit_length() > 4096 or e.denominator > 64:
+            return None
+        inner = {}
+        got = _power_product(node.left, inner, 1)
+        if got is None or (got[0] < 0 and e.denominator > 1):
+            return None
+        for p, x in inner.items():
+            out[p] = out.get(p, 0) + k * e * x
+        return (got[0] if e.numerator % 2 else 1), got[1]
+    v = _eval(node, {})
+    if not isinstance(v, Fraction) or v == 0:
+        return None
+    proven = _factor(abs(v.numerator), out, k) & _factor(v.denominator, out, -k)
+    return (1 if v > 0 else -1), proven
+
+
+def _power_products_equal(a: str, b: str) -> Optional[bool]:
+    """Constant products of powers compared by their prime exponents (exact, without expanding the powers);
+    None when a side is not such a product or a side's cofactor could not be factored."""
+    try:
+        fa, fb = {}, {}
+        ga = _power_product(_compile(a)[0], fa)
+        gb = ga and _power_product(_compile(b)[0], fb)
+    except (ValueError, SyntaxError, ZeroDivisionError, OverflowError, TypeError, RecursionError):
+        return None
+    if not gb:
+        return None
+    fa = {p: x for p, x in fa.items() if x}
+    fb = {p: x for p, x in fb.items() if x}
+    if ga[0] == gb[0] and fa == fb:
+        return True
+    return False if ga[1] and gb[1] else None
+
+
 # ----------------------------------------------------------------------------- sympy (optional)
 
 _HUGE_POWER = re.compile(r"(\^|\*\*)\s*[({]?\s*-?\d{3,}")
@@ -1075,6 +1143,19 @@ def _merged(intervals):
     return out
 
 
+def _one_relation_variable(node) -> bool:
+    """Whether the relations in a node speak of at most one variable (``x > 2 or y > 2`` is no interval)."""
+    names = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n[0] == "rel":
+            names |= {t for t in re.split(r"<=|>=|<|>", n[1].replace(" ", "")) if re.fullmatch(r"[A-Za-z](?:_\w+)?", t)}
+        elif n[0] in ("union", "and", "inter"):
+            stack.extend(n[1])
+    return len(names) <= 1
+
+
 def _relation_intervals(s: str):
     """``x >= 5``, ``5 <= x``, ``-1 < x <= 3`` as intervals of one variable; None otherwise."""
     pieces = re.split(r"(<=|>=|<|>)", s.replace(" ", ""))
@@ -1265,7 +1346,7 @@ def _nodes_equal(a, b) -> bool:
         return _equation_equal(a, b)
     if {"union", "rel", "and", "inter"} & {ka, kb}:
         ia, ib = _interval_parts(a), _interval_parts(b)
-        if ia is not None and ib is not None:
+        if ia is not None and ib is not None and _one_relation_variable(a) and _one_relation_variable(b):
             return _intervals_equal(ia, ib)
         if ka == "rel" and kb == "rel":
             return a[1].replace(" ", "") == b[1].replace(" ", "") or (
@@ -1310,6 +1391,10 @@ def _scalar_equal(a: str, b: str) -> bool:
     vb = nb if nb is not None else value_of(b)
     if va is not None and vb is not None:
         return _numbers_close(va, vb)
+    if va is None or vb is None:  # 2^{2^{20}} against 4^{2^{19}}: too large to evaluate, compared by prime exponents
+        r = _power_products_equal(a, b)
+        if r is not None:
+            return r
     r = expressions_equal(a, b)
     if r is not None:
         return r
@@ -1581,7 +1666,7 @@ def _without_abs(lhs: str, rhs: str, op: str, depth: int = 0):
 
 def _interval_formula(s: str, var: str):
     """An interval or a union of intervals with numeric endpoints as a formula in ``var``; None otherwise."""
-    node = _parse(s)
+    node = _parse(_strip_lhs(s))
     if node[0] not in ("seq", "union", "inter"):
         return None
     parts = _interval_parts(node)
@@ -1836,7 +1921,8 @@ def is_equiv(pred: Optional[str], truth: Optional[str]) -> bool:
     """
     if pred is None or truth is None:
         return False
-    if len(str(pred)) > MAX_ANSWER_CHARS or len(str(truth)) > MAX_ANSWER_CHARS:
+    if any(len(str(x)) > MAX_ANSWER_CHARS and not (len(str(x)) <= MAX_NUMBER_CHARS and _PLAIN_NUMBER.fullmatch(str(x)))
+           for x in (pred, truth)):
         return False
     if _math_verify_equal(str(pred), str(truth)):
         return True

@@ -205,6 +205,8 @@ class NotationTest(unittest.TestCase):
         self.differ("|x| = 3", "x = 3")
         self.differ("x^2 \\le 9", "|x| < 3")
         self.differ("x^2 > 4", "x > 2 \\text{ or } y < -2")
+        self.differ("x > 2", "x > 2 \\text{ or } y > 2")  # relations of two variables are no interval
+        self.same("x^2 > 4", "x \\in (-\\infty, -2) \\cup (2, \\infty)")
 
     def test_solving_is_bounded(self):
         roots = "(x-1)(x-2)(x-3)(x-4)(x-5)(x-6)(x-7)(x-8)(x-9)(x-10)(x-11)(x-12)"
@@ -238,6 +240,20 @@ class NotationTest(unittest.TestCase):
     def test_large_factorials_exactly(self):
         self.same("\\frac{175! \\cdot 56!}{55! \\cdot 176!}", "\\frac{17556}{55176}", "\\frac{7}{22}")
         self.differ("\\frac{175! \\cdot 56!}{55! \\cdot 176!}", "\\frac{7}{23}")
+
+    def test_huge_powers_by_prime_exponents(self):
+        self.same("2^{2^{20}}", "4^{2^{19}}", "2^{2^{19}} \\cdot 2^{2^{19}}")
+        self.differ("2^{2^{20}}", "4^{2^{19}+1}")
+        self.same("6^{10^6}", "2^{10^6} \\cdot 3^{10^6}")
+        self.differ("6^{10^6}", "2^{10^6} \\cdot 3^{10^6+1}")
+        self.same("(-2)^{10^6+1}", "-2^{10^6+1}")
+        self.differ("(-2)^{10^6}", "-2^{10^6}")
+        self.differ("2^{100000}", "2^{100000}+1")  # a sum is not a product of powers: not decided, so not equal
+        # a long plain number is read (up to MAX_NUMBER_CHARS), other long answers are not
+        third = "1" + "0" * 1000
+        self.assertTrue(is_equiv("\\frac{10^{1000}}{3}", third + "/3"))
+        self.assertFalse(is_equiv("\\frac{10^{1000}}{3}", third + "/7"))
+        self.assertFalse(is_equiv("x" + "+x" * 300, "301x"))
 
     def test_intersections_of_intervals(self):
         self.same("(-1, 1] \\cap [1, 2)", "\\{1\\}")

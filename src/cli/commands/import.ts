@@ -3,6 +3,7 @@ import { TASK_DOMAINS, type TaskDomain } from '../../core/model';
 import { FORMATS, type FieldMapping, type FormatName } from '../../core/store/importers';
 import { where, type CurveImportSummary } from '../../core/store/curves/import';
 import { ImportError } from '../../core/store/rows';
+import { DEFAULT_MAX_DOCUMENT_BYTES, formatBytes, MAX_DOCUMENT_ENV, parseSize } from '../../core/store/importers/documentSize';
 import type { OnError } from '../../core/store/store';
 import { UsageError } from '../args';
 import { flagString, out, type Command } from '../command';
@@ -62,6 +63,7 @@ export const importCommand: Command = {
     mapping: { type: 'string', description: 'field mapping as a JSON file or inline JSON' },
     samples: { type: 'string', description: 'for --format jsonl: fields each holding one sample of the prompt' },
     domain: { type: 'string', description: `task domain of the runs: ${TASK_DOMAINS.join(', ')} (default: the format's, else the harness manifest's)` },
+    'max-document-size': { type: 'string', description: `a file read whole (trajectory, JSON document) over this size is refused before it is read, e.g. 512M or 2G (default ${formatBytes(DEFAULT_MAX_DOCUMENT_BYTES)}, or ${MAX_DOCUMENT_ENV})` },
     verdicts: { type: 'string', description: 'SWE-bench run summary (resolved_ids, unresolved_ids, error_ids…) or report.json with the verdicts of SWE trajectories' },
     json: { type: 'boolean', description: 'print the summary as JSON' },
     ...STORE_FLAG,
@@ -79,6 +81,13 @@ export const importCommand: Command = {
     if (domain !== undefined && !(TASK_DOMAINS as readonly string[]).includes(domain)) throw new UsageError(`--domain must be one of ${TASK_DOMAINS.join(', ')}`);
     const verdicts = flagString(flags, 'verdicts');
     if (verdicts && !existsSync(verdicts)) throw new UsageError(`--verdicts: ${verdicts}: no such file (give the SWE-bench run summary, e.g. <model>.<run_id>.json, or a report.json)`);
+    const maxSize = flagString(flags, 'max-document-size');
+    let maxDocumentBytes: number | undefined;
+    try {
+      maxDocumentBytes = maxSize === undefined ? undefined : parseSize(maxSize, '--max-document-size');
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
     if (format === 'jsonl' && !mapping) throw new UsageError('--format jsonl needs a field mapping: --map prompt=FIELD[,response=FIELD,…] or --mapping FILE');
 
     // The first Ctrl-C / SIGTERM stops the import at once (DuckDB's query is interrupted, a
@@ -105,6 +114,7 @@ export const importCommand: Command = {
           verdicts,
           domain: domain as TaskDomain | undefined,
           fallbackDomain: ctx.domain(),
+          maxDocumentBytes,
           signal: abort.signal,
           onProgress: flags.json || !process.stderr.isTTY ? undefined : ({ file, rollouts }) => process.stderr.write(`  ${rollouts} rollouts from ${file}\r`),
         }),
@@ -118,6 +128,7 @@ export const importCommand: Command = {
         if (unchanged) out(`${unchanged} file(s) unchanged since their last import.`);
         if (imported.some((f) => f.resumed)) out(`${imported.filter((f) => f.resumed).length} live file(s) continued from where the last import stopped.`);
         if (summary.badRecords) out(`${summary.badRecords} malformed record(s) ${onError === 'quarantine' ? 'kept in the quarantine table' : 'skipped'}.`);
+        for (const f of summary.files) if (f.setAside) out(`  ${f.file}: set aside: ${f.setAside}`);
         if (summary.ignored.length) {
           out(`${summary.ignored.length} file(s) not imported:`);
           for (const f of summary.ignored) out(`  ${f.file}: ${f.reason}`);

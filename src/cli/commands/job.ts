@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { readWorkingManifest } from '../../core/harness/repo';
-import { cancelJob, fetchOutputs, isFinal, parseProfiles, recordsFor, refreshJobs, resolveProfile, shellOf, shQuote, SshTransport, submitJob, waitForJob, type JobRecord, type NamedProfile } from '../../core/jobs';
+import { cancelJob, fetchOutputs, isFinal, JobLogView, parseProfiles, recordsFor, refreshJobs, resolveProfile, shellOf, shQuote, SshTransport, submitJob, waitForJob, type JobRecord, type NamedProfile } from '../../core/jobs';
 import { RolloutStore } from '../../core/store/store';
 import { UsageError } from '../args';
 import { flagString, out, type Command } from '../command';
@@ -30,15 +30,38 @@ function failureText(r: JobRecord): string {
   return [`${r.failure.message}.`, r.failure.logTail ? `--- log tail ---\n${r.failure.logTail.trimEnd()}\n---` : '', `Next: ${r.failure.nextStep}`].filter(Boolean).join('\n');
 }
 
-async function follow(id: string, records: ReturnType<typeof recordsFor>, json: boolean): Promise<JobRecord> {
-  return waitForJob(id, {
+/**
+ * Follows a job, printing its log as a terminal shows it: whole lines (a progress bar's last
+ * redraw), and on a terminal the line being drawn, redrawn in place.
+ */
+async function follow(id: string, records: ReturnType<typeof recordsFor>, json: boolean, array: boolean): Promise<JobRecord> {
+  const view = new JobLogView(array);
+  const live = process.stdout.isTTY === true;
+  let drawn = 0;
+  const print = (text: string, task: string | null) => {
+    // Over the line drawn last: blanks where the new text is shorter.
+    const clear = (n: number) => (drawn > n ? ' '.repeat(drawn - n) : '');
+    if (text) {
+      const first = text.indexOf('\n');
+      process.stdout.write(`${text.slice(0, first)}${clear(first)}${text.slice(first)}`);
+      drawn = 0;
+    }
+    const now = task === null ? '' : view.pending(task);
+    if (live && now) {
+      process.stdout.write(`${now}${clear(now.length)}\r`);
+      drawn = now.length;
+    }
+  };
+  const done = await waitForJob(id, {
     records,
     follower: 'cli',
     onLog: (c) => {
-      if (!json) process.stdout.write(c.task ? c.text.replace(/^(?=.)/gm, `[${c.task}] `) : c.text);
+      if (!json) print(view.write(c.task, c.text), c.task);
     },
     onOffline: (e) => process.stderr.write(`evotrainer job: ${e.message}; retrying (the job keeps running)\n`),
   });
+  if (!json) print(view.end(), null);
+  return done;
 }
 
 const exitFor = (r: JobRecord) => (r.state === 'completed' ? 0 : 1);
@@ -122,7 +145,7 @@ export const job: Command = {
           else if (r.failure) process.stderr.write(`${failureText(r)}\n`);
           return r.state === 'failed' ? 1 : 0;
         }
-        const done = await follow(r.id, records, json);
+        const done = await follow(r.id, records, json, Boolean(r.array));
         if (json) out(JSON.stringify(done, null, 2));
         else process.stderr.write(`${line(done)}\n${failureText(done)}${done.failure ? '\n' : ''}`);
         return exitFor(done);
@@ -135,15 +158,20 @@ export const job: Command = {
       case 'logs': {
         const r = needId();
         if (flags.follow) {
-          const done = await follow(r.id, records, json);
+          const done = await follow(r.id, records, json, Boolean(r.array));
           if (!json) process.stderr.write(`${line(done)}\n${failureText(done)}${done.failure ? '\n' : ''}`);
           else out(JSON.stringify(done, null, 2));
           return exitFor(done);
         }
         if (!r.jobDir) throw new Error(`job ${r.id} has no log yet (state ${r.state})`);
         const files = r.array ? Array.from({ length: r.array }, (_, i) => `${r.jobDir}/log.${i}`) : [`${r.jobDir}/log`];
-        const res = await shellOf(r.profile).exec(files.map((f) => `cat ${shQuote(f)} 2>/dev/null`).join('; '));
-        process.stdout.write(res.stdout);
+        for (const [i, f] of files.entries()) {
+          const res = await shellOf(r.profile).exec(`cat ${shQuote(f)} 2>/dev/null`);
+          // As a terminal shows it: a progress bar's last redraw, long lines cut.
+          const view = new JobLogView(Boolean(r.array));
+          const task = r.array ? String(i) : '';
+          process.stdout.write(view.write(task, res.stdout.toString('utf8')) + view.end());
+        }
         return 0;
       }
       case 'cancel': {

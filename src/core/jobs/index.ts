@@ -55,3 +55,4 @@ export { JobError, recordsFor, shellOf } from './connection';
 export { submitJob, syncCommit, type SubmitOptions } from './submit';
 export { cancelJob, monitorPolls, pollStates, refreshJobs, waitForJob, type LogChunk, type WaitOptions } from './monitor';
 export { fetchOutputs, type FetchResult, type FetchStore } from './fetch';
+export { displayLine, JobLogView, LogLines, MAX_DISPLAY_LINE } from './logLines';

@@ -11,9 +11,12 @@ import type { DuckDBAppender, DuckDBConnection, DuckDBListType, DuckDBValue } fr
 import { loadDuckDB } from './duckdb';
 import type { Split, TaskDomain } from '../model';
 import { discoverCurves, isLogName } from './curves';
+import { recordText, type RecordText } from './documentText';
+import { defaultDocumentWorkers, DocumentWorkers, type ParsedDocument, type PreparedItem } from './documentWorkers';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readHead, type IgnoredFile } from './importers';
+import { documentTooLarge, maxDocumentBytes } from './importers/documentSize';
 import { DuplicateKeyScan } from './importers/jsonLines';
 import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
 import type { StoreDb } from './instances';
@@ -42,6 +45,14 @@ export interface ImportOptions {
   onProgress?: (p: { file: string; rollouts: number }) => void;
   /** Let DuckDB read formats it can map column to column (default true; false forces streaming). */
   bulk?: boolean;
+  /**
+   * Worker threads that parse whole documents (trajectories) while this thread appends:
+   * 0 parses them here; a number makes that many workers parse every one; by default a
+   * large import starts one per other core, which take files once they have started.
+   */
+  workers?: number;
+  /** A file read whole (a trajectory, a JSON document) over this many bytes is refused before it is read (default: importers/documentSize.ts). */
+  maxDocumentBytes?: number;
 }
 
 export interface FileImportResult {
@@ -54,10 +65,14 @@ export interface FileImportResult {
   resumed: boolean;
   /** Who parsed it: DuckDB's own reader (formats mapped column to column), or the importer's stream. */
   reader: 'duckdb' | 'stream';
+  /** Streamed from records a document worker parsed (see documentWorkers.ts). */
+  worker?: true;
   rollouts: number;
   steps: number;
   badRecords: number;
   importId?: number;
+  /** Why the whole file was set aside (--on-error skip|quarantine), e.g. over the size limit. */
+  setAside?: string;
 }
 
 export interface ImportSummary {
@@ -123,6 +138,7 @@ export class Ingest {
     const summary: ImportSummary = { files: [], ignored: [...waiting, ...ignored.filter((f) => !curveFiles.has(path.resolve(f.file)))], rollouts: 0, steps: 0, badRecords: 0 };
     const base = (await this.one<{ n: number }>(`select coalesce(max(id), 0) as n from imports`))!.n;
     const batch: Batch = {
+      maxDocumentBytes: maxDocumentBytes(opts.maxDocumentBytes),
       nextImportId: base + 1,
       nextRolloutId: (await this.one<{ n: number }>(`select coalesce(max(id), 0) + 1 as n from rollout_rows`))!.n,
       hashes: new Set((await this.all<{ h: string }>(`select run_id || ':' || content_hash as h from imports`)).map((r) => r.h)),
@@ -151,6 +167,7 @@ export class Ingest {
       summary.badRecords += r.badRecords;
     };
     const writer = new ChunkWriter(this.conn);
+    let workers: DocumentWorkers | undefined;
     let inTransaction = false;
     // A signal ends the import promptly wherever it is: a running DuckDB query is interrupted,
     // a file being read stops at its next chunk (see interrupted()).
@@ -169,17 +186,44 @@ export class Ingest {
       await writer.open();
       const streaming = todo.filter((t) => !bulkable(t) || streamed.has(t.file));
       // Whole documents (trajectories) are read and hashed a few files ahead, on libuv's
-      // threads, while this thread parses and appends the current one.
-      const ahead = new Map<string, Promise<WholeDocument>>();
+      // threads, while this thread parses and appends the current one. In a large import,
+      // worker threads parse them (see documentWorkers.ts) while this thread appends, and
+      // parses files further ahead itself while the workers are starting or busy.
+      const offThread = streaming.filter((t) => t.importer.offThread && readsAhead(t, batch));
+      const count = opts.workers ?? (offThread.length >= WORKERS_MIN_FILES ? defaultDocumentWorkers() : 0);
+      workers = offThread.length ? DocumentWorkers.acquire(count) : undefined;
+      const window = workers ? PARSE_AHEAD : READ_AHEAD;
+      const ahead = new Map<string, Promise<ParsedDocument>>();
+      /** Files a worker has not finished yet. */
+      const running = new Set<string>();
+      const parseOpts = { split: opts.split, verdicts: opts.verdicts };
       for (let i = 0; i < streaming.length; i++) {
-        for (const n of streaming.slice(i, i + READ_AHEAD)) {
-          if (!ahead.has(n.file) && readsAhead(n, batch)) ahead.set(n.file, readWholeDocument(n.file));
-        }
         const t = streaming[i]!;
+        const next = streaming.slice(i, i + window).filter((n) => !ahead.has(n.file) && readsAhead(n, batch));
+        for (const n of next) {
+          if (!workers || !n.importer.offThread) {
+            ahead.set(n.file, readWholeDocument(n.file));
+            continue;
+          }
+          const parsed = workers.parse(n.file, n.importer.format, parseOpts, opts.workers !== undefined);
+          if (!parsed) continue;
+          running.add(n.file);
+          ahead.set(n.file, parsed.finally(() => running.delete(n.file)));
+        }
+        // While a worker parses this file, this thread parses the next one no worker has taken.
+        while (running.has(t.file)) {
+          const idle = streaming.slice(i + 1, i + window).find((n) => n.importer.offThread && !ahead.has(n.file) && readsAhead(n, batch));
+          if (!idle) break;
+          const here = DocumentWorkers.parseHere(idle.file, idle.importer.format, parseOpts);
+          here.catch(() => undefined); // thrown in its turn
+          ahead.set(idle.file, here);
+          await here.catch(() => undefined);
+        }
+        if (workers && t.importer.offThread && !ahead.has(t.file) && readsAhead(t, batch)) ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
         add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer, ahead.get(t.file)));
         ahead.delete(t.file);
       }
-      trace(`streamed ${streaming.length} file(s)`);
+      trace(`streamed ${streaming.length} file(s) (${summary.files.filter((f) => f.worker).length} parsed by workers)`);
       const order = new Map(todo.map((t, i) => [t.file, i]));
       summary.files.sort((a, b) => order.get(a.file)! - order.get(b.file)!);
       await writer.close();
@@ -199,17 +243,38 @@ export class Ingest {
       throw err;
     } finally {
       opts.signal?.removeEventListener('abort', interrupt);
+      workers?.release();
     }
+  }
+
+  /**
+   * A file read whole that is over the size limit: the import fails on it, or with
+   * --on-error skip|quarantine it is set aside as a malformed document is (counted, and kept
+   * in the quarantine table). It is recorded under a marker rather than a content hash (its
+   * bytes are never read): the same file under the same limit is not set aside twice, and
+   * an import under a higher limit reads it.
+   */
+  private setAsideTooLarge(error: ImportError, base: Omit<FileImportResult, 'status'>, run: string, size: number, mtimeMs: number, opts: ImportOptions, batch: Batch, writer: ChunkWriter): FileImportResult {
+    const policy = opts.onError ?? 'fail';
+    if (policy === 'fail') throw error;
+    // Unique to the file (its bytes, unread, cannot tell two files apart) and to the limit it was over.
+    const marker = `${OVER_LIMIT}${batch.maxDocumentBytes}:${size}:${mtimeMs}:${base.file}`;
+    if (batch.hashes.has(`${run}:${marker}`)) return { ...base, status: 'unchanged' };
+    const importId = batch.nextImportId++;
+    if (policy === 'quarantine') writer.quarantine(importId, base.file, error);
+    batch.hashes.add(`${run}:${marker}`);
+    batch.records.push({ id: importId, path: base.file, format: base.format, run, hash: marker, startOffset: 0, endOffset: null, endLine: null, reader: 'stream', size, mtimeMs, rollouts: 0, steps: 0, badRecords: 1 });
+    return { ...base, status: 'imported', badRecords: 1, importId, setAside: error.reason };
   }
 
   /** Records the command's imports and runs (inside its transaction): this makes its rows visible. */
   private async record(batch: Batch, opts: ImportOptions): Promise<void> {
     if (!batch.records.length) return;
-    // Columns derived from the text, for rows the importers streamed (the bulk path set them).
+    // The no-answer check, for rows the importers streamed (the bulk path set it): it is for
+    // single-turn answers (trajectories submit patches, their rows keep null).
     const streamed = batch.records.filter((r) => r.reader === 'stream').map((r) => r.id);
     if (streamed.length) {
-      // The final-answer check is for single-turn answers; trajectories submit patches.
-      await this.conn.run(`update rollout_rows set response_chars = length(response), no_answer = case when num_turns <= 1 then ${NO_ANSWER_SQL} end where import_id in (${streamed.join(', ')})`);
+      await this.conn.run(`update rollout_rows set no_answer = ${NO_ANSWER_SQL} where import_id in (${streamed.join(', ')}) and num_turns <= 1`);
     }
     // An appender: hundreds of files' records in one go, inside the transaction.
     const a = await this.conn.createAppender('imports');
@@ -241,13 +306,17 @@ export class Ingest {
     }
   }
 
-  private async importFile(file: string, importer: Importer, run: string, opts: ImportOptions, batch: Batch, writer: ChunkWriter, document?: Promise<WholeDocument>): Promise<FileImportResult> {
+  private async importFile(file: string, importer: Importer, run: string, opts: ImportOptions, batch: Batch, writer: ChunkWriter, document?: Promise<ParsedDocument>): Promise<FileImportResult> {
     const base = { file, format: importer.format, run, resumed: false, reader: 'stream' as const, rollouts: 0, steps: 0, badRecords: 0 };
     const { size, mtimeMs } = statSync(file);
     const previous = batch.previous.get(`${run}\0${file}`);
-    // The same file, untouched since it was imported: nothing to read.
-    if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs) return { ...base, status: 'unchanged' };
+    // The same file, untouched since it was imported: nothing to read (unless it was set aside for its size: the limit may be higher now).
+    if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs && !previous.content_hash.startsWith(OVER_LIMIT)) return { ...base, status: 'unchanged' };
+    const tooLarge = !importer.followable && path.extname(file) !== '.parquet' ? documentTooLarge(file, size, batch.maxDocumentBytes) : null;
+    if (tooLarge) return this.setAsideTooLarge(tooLarge, base, run, size, mtimeMs, opts, batch, writer);
     let content: Buffer | undefined;
+    /** The file's items, when a worker parsed it. */
+    let prepared: PreparedItem[] | undefined;
     let startOffset = 0;
     let startLine = 1;
     // Hashes what is read, in the same pass: the content hash that de-duplicates imports.
@@ -257,8 +326,8 @@ export class Ingest {
     let full = '';
     if (!importer.followable) {
       if (document) {
-        // Read and hashed ahead (see import).
-        ({ content, hash: full } = await document);
+        // Read and hashed ahead, perhaps parsed too (see import).
+        ({ content, hash: full, items: prepared } = await document);
       } else if (path.extname(file) === '.parquet') {
         for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
         full = hash.digest('hex');
@@ -300,9 +369,9 @@ export class Ingest {
     let rollouts = 0;
     let steps = 0;
     let badRecords = 0;
-    let lastPrompt: string | null = null;
-    let lastPromptHash = '';
-    for await (const item of importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, verdicts: opts.verdicts, tables: this.tables(), content, onChunk })) {
+    let lastText: RecordText | undefined;
+    const items: AsyncIterable<PreparedItem> | PreparedItem[] = prepared ?? importer.read(file, { split: opts.split, startOffset, startLine, mapping: opts.mapping, verdicts: opts.verdicts, tables: this.tables(), content, onChunk });
+    for await (const item of items) {
       if (opts.signal?.aborted) throw interrupted(file, item.at.line ?? null);
       if (item.at.endOffset !== undefined) endOffset = item.at.endOffset;
       if (item.at.line !== undefined) endLine = item.at.line;
@@ -317,13 +386,10 @@ export class Ingest {
       const rec = (item as ImportedRecord).record;
       // The step column holds whole numbers: the group id is made from the same one (the bulk path truncates too).
       rec.step = Math.trunc(rec.step);
-      const promptText = typeof rec.prompt === 'string' ? rec.prompt : JSON.stringify(rec.prompt);
-      // Samples of one prompt arrive together: hash each prompt once.
-      if (promptText !== lastPrompt) {
-        lastPrompt = promptText;
-        lastPromptHash = promptHashOf(promptText);
-      }
-      const promptHash = lastPromptHash;
+      // Samples of one prompt arrive together: each prompt is hashed once.
+      const text = item.text ?? recordText(rec, lastText);
+      lastText = text;
+      const promptHash = text.promptHash;
       // A prompt's samples from one data source: the same tasks evaluated two ways (e.g. an
       // "-honest" eval with the environment's shortcuts closed) are two groups, not one.
       const groupId = rec.groupId ?? `${rec.split}:${rec.step}:${promptHash}${rec.dataSource ? `:${rec.dataSource}` : ''}`;
@@ -336,7 +402,7 @@ export class Ingest {
         run,
         version: opts.version ?? null,
         framework: importer.format,
-        promptText,
+        text,
         promptId: rec.promptId ?? `p:${promptHash}`,
         groupId,
         sampleIndex,
@@ -376,7 +442,7 @@ export class Ingest {
       steps,
       badRecords,
     });
-    return { ...base, status: 'imported', resumed: startOffset > 0, rollouts, steps, badRecords, importId };
+    return { ...base, status: 'imported', resumed: startOffset > 0, ...(prepared ? { worker: true as const } : {}), rollouts, steps, badRecords, importId };
   }
 
   /**
@@ -528,6 +594,8 @@ interface PreviousImport {
 }
 
 interface Batch {
+  /** Files read whole are refused over this size. */
+  maxDocumentBytes: number;
   nextImportId: number;
   nextRolloutId: number;
   /** `run:content_hash` of everything imported: the same bytes never land twice in a run. */
@@ -559,7 +627,7 @@ interface RowContext {
   run: string;
   version: string | null;
   framework: string;
-  promptText: string;
+  text: RecordText;
   promptId: string;
   groupId: string;
   sampleIndex: number;
@@ -607,7 +675,7 @@ class ChunkWriter {
 
   async append(rec: RolloutRecord, c: RowContext): Promise<void> {
     const a = this.rollouts!;
-    const response = typeof rec.response === 'string' ? rec.response : JSON.stringify(rec.response);
+    const { promptText, responseText: response } = c.text;
     a.appendBigInt(BigInt(c.id));
     a.appendInteger(c.importId);
     a.appendVarchar(c.run);
@@ -618,10 +686,10 @@ class ChunkWriter {
     a.appendVarchar(c.promptId);
     a.appendVarchar(c.groupId);
     a.appendInteger(c.sampleIndex);
-    a.appendVarchar(c.promptText);
-    a.appendVarchar(typeof rec.prompt === 'string' ? 'text' : 'messages');
+    a.appendVarchar(promptText);
+    a.appendVarchar(c.text.promptKind);
     a.appendVarchar(response);
-    a.appendVarchar(typeof rec.response === 'string' ? 'text' : 'turns');
+    a.appendVarchar(c.text.responseKind);
     varchar(a, rec.groundTruth);
     double(a, rec.reward);
     json(a, rec.rewardComponents && Object.keys(rec.rewardComponents).length ? rec.rewardComponents : null);
@@ -638,10 +706,10 @@ class ChunkWriter {
     varchar(a, rec.envClass);
     json(a, rec.extra && Object.keys(rec.extra).length ? rec.extra : null);
     a.appendVarchar(c.rawRef);
-    a.appendNull(); // response_chars and no_answer: computed by DuckDB when the import is recorded
-    a.appendNull();
+    a.appendInteger(c.text.responseChars);
+    a.appendNull(); // no_answer: computed by DuckDB when the import is recorded
     a.endRow();
-    this.bytes += c.promptText.length + response.length;
+    this.bytes += promptText.length + response.length;
     if (rec.steps) {
       const s = this.steps!;
       rec.steps.forEach((st, turn) => {
@@ -723,14 +791,15 @@ function json(a: DuckDBAppender, v: unknown) {
 
 /** Whole documents read ahead of the one being imported (see import). */
 const READ_AHEAD = 3;
+/** The content hash recorded for a file set aside for its size (its bytes unread). */
+const OVER_LIMIT = 'over-limit:';
 /** Documents past this size are read when their turn comes, not ahead (memory stays bounded). */
 const READ_AHEAD_MAX_BYTES = 64 * 1024 * 1024;
 
-interface WholeDocument {
-  content: Buffer;
-  /** sha256 of the content, hex. */
-  hash: string;
-}
+/** Whole documents to stream before an import starts document workers by default. */
+const WORKERS_MIN_FILES = 8;
+/** Documents parsed ahead of the one being appended, when workers parse them (their results wait in memory). */
+const PARSE_AHEAD = 8;
 
 /** Whether the streaming path would read `t` whole, and has not imported it as it is now. */
 function readsAhead(t: { file: string; importer: Importer; run: string }, batch: Batch): boolean {
@@ -742,11 +811,11 @@ function readsAhead(t: { file: string; importer: Importer; run: string }, batch:
     return false; // importFile reports it
   }
   const previous = batch.previous.get(`${t.run}\0${t.file}`);
-  return st.size <= READ_AHEAD_MAX_BYTES && !(previous && previous.file_size === st.size && previous.file_mtime_ms === st.mtimeMs);
+  return st.size <= Math.min(READ_AHEAD_MAX_BYTES, batch.maxDocumentBytes) && !(previous && previous.file_size === st.size && previous.file_mtime_ms === st.mtimeMs);
 }
 
 /** Reads and hashes a file off this thread (libuv's pool). */
-function readWholeDocument(file: string): Promise<WholeDocument> {
+function readWholeDocument(file: string): Promise<ParsedDocument> {
   const doc = readFile(file).then(async (content) => ({ content, hash: Buffer.from(await webcrypto.subtle.digest('SHA-256', content)).toString('hex') }));
   doc.catch(() => undefined); // awaited by importFile, unless the import stops first
   return doc;
@@ -760,11 +829,6 @@ function trace(what: string): void {
   const now = performance.now();
   process.stderr.write(`[store] ${what} ${(now - traceLast).toFixed(0)} ms\n`);
   traceLast = now;
-}
-
-/** The prompt part of derived group ids: md5, so DuckDB's md5() gives the same ids on the bulk path. */
-function promptHashOf(s: string): string {
-  return createHash('md5').update(s).digest('hex').slice(0, 16);
 }
 
 /** The run name a path implies: `…/my-run/rollout_data/12.jsonl` given as `…/my-run` → `my-run`. */

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import type { LogChunk, NamedProfile } from '../../core/jobs';
+import { displayLine, JobLogView, type LogChunk, type NamedProfile } from '../../core/jobs';
 import { curvesWebview } from '../curves/webview';
 import type { EditorSession, Engine } from '../session';
 import { buildRunsModel, formatDuration, groupDescription, isFinalState, plain, statusText, type ProfileGroup, type RunNode, type RunsModel } from './model';
@@ -16,10 +16,6 @@ const setting = () => vscode.workspace.getConfiguration('evotrainer').get<unknow
 const errMessage = (err: unknown) => (err instanceof Error ? err.message : String(err));
 const needsLogin = (err: unknown) => !!err && typeof err === 'object' && (err as { failure?: unknown }).failure === 'needs-login';
 
-/** ANSI escapes and control characters out of a log line (output channels show text as is). */
-export function logText(s: string): string {
-  return s.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, '').replace(/\r(?!\n)/g, '\n');
-}
 
 class RunsTree implements vscode.TreeDataProvider<RunsElement> {
   private readonly changed = new vscode.EventEmitter<RunsElement | RunsElement[] | undefined | void>();
@@ -138,7 +134,7 @@ export function registerJobs(session: EditorSession): void {
   status.name = 'EvoTrainer Jobs';
   status.command = 'evotrainer.runs.focus';
   const watches = new Map<string, AbortController>();
-  const logs = new Map<string, { channel: vscode.OutputChannel; follow: AbortController | null }>();
+  const logs = new Map<string, { channel: vscode.OutputChannel; follow: AbortController | null; view: JobLogView }>();
   const stop = new AbortController();
   let loginOpen: Promise<void> | null = null;
   let ticker: NodeJS.Timeout | null = null;
@@ -282,13 +278,14 @@ export function registerJobs(session: EditorSession): void {
       if (have.follow || isFinalState(rec.state)) return;
     }
     const channel = have?.channel ?? vscode.window.createOutputChannel(`EvoTrainer Job ${plain(rec.template, 40)} ${id}`);
-    const entry = { channel, follow: new AbortController() as AbortController | null };
+    // Lines as a terminal shows them (a progress bar's last redraw), across follows of the same channel.
+    const entry = { channel, follow: new AbortController() as AbortController | null, view: have?.view ?? new JobLogView(Boolean(rec.array)) };
     logs.set(id, entry);
     if (!have) context.subscriptions.push(channel);
     if (reveal) channel.show(true);
     // The log feeds the training curves too (verl's step lines), live, before any import.
     const write = (c: LogChunk) => {
-      channel.append(logText(rec.array ? c.text.replace(/^(?=.)/gm, `[${c.task}] `) : c.text));
+      channel.append(entry.view.write(c.task, c.text));
       e.liveCurves.feed(id, rec.run ?? id, rec.version, c.task, c.text);
     };
     if (!have) {
@@ -305,9 +302,10 @@ export function registerJobs(session: EditorSession): void {
     try {
       const final = await withLogin(() => rec.profile, () => e.followJob(r, id, { follower: EDITOR_FOLLOWER, onLog: write, onState: () => refresh(), onOffline: (err) => channel.appendLine(`(${err.message}; retrying: the job keeps running)`), signal }));
       e.liveCurves.finish(id);
+      channel.append(entry.view.end());
       channel.appendLine(`── ${final.state}${final.exitCode !== null ? ` (exit ${final.exitCode})` : ''}${final.elapsedSeconds !== null ? ` after ${formatDuration(final.elapsedSeconds)}` : ''}`);
       const f = e.failureText(final);
-      if (f) channel.appendLine(logText(f));
+      if (f) channel.appendLine(displayLine(f));
     } catch (err) {
       if (!signal.aborted) channel.appendLine(`(stopped following: ${errMessage(err)})`);
     } finally {

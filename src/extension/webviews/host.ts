@@ -44,6 +44,8 @@ export interface WebviewProvider<Args, Result> {
    * with the data now. Without this hook the last state is shown again as it was.
    */
   onDidShow?(): void;
+  /** Another tab came in front: let go of what the hidden panel need not hold (the store, for imports meanwhile). */
+  onDidHide?(): void;
   /** The data changed (a decision, an import, a new version): recompute what is shown. */
   refresh?(): void;
   dispose?(): void;
@@ -136,6 +138,7 @@ export class WebviewHost implements vscode.Disposable {
     const id = `${d.id}|${key}`;
     this.open.set(id, open);
     controller.onDidShow(() => provider.onDidShow?.());
+    controller.onDidHide(() => provider.onDidHide?.());
     controller.onDidDispose(() => {
       if (this.open.get(id) === open) this.open.delete(id);
       provider.dispose?.();

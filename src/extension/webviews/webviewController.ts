@@ -35,6 +35,9 @@ export class WebviewController<State> implements vscode.Disposable {
   private readonly onDidShowEmitter = new vscode.EventEmitter<void>();
   /** Fires when the panel becomes visible again after another tab was in front of it. */
   readonly onDidShow = this.onDidShowEmitter.event;
+  private readonly onDidHideEmitter = new vscode.EventEmitter<void>();
+  /** Fires when another tab comes in front of the panel (or its group is hidden). */
+  readonly onDidHide = this.onDidHideEmitter.event;
   private current: State;
   private visible: boolean;
   /** Set once the panel has been hidden: its first showing is not a re-show. */
@@ -76,6 +79,7 @@ export class WebviewController<State> implements vscode.Disposable {
       this.wasHidden = true;
       // The editor discards a hidden document it does not retain; its reload says ready again.
       if (!this.options.retainContextWhenHidden) this.ready = false;
+      this.onDidHideEmitter.fire();
       return;
     }
     if (this.wasHidden) this.onDidShowEmitter.fire();
@@ -127,6 +131,7 @@ export class WebviewController<State> implements vscode.Disposable {
     this.onDidDisposeEmitter.fire();
     this.onDidDisposeEmitter.dispose();
     this.onDidShowEmitter.dispose();
+    this.onDidHideEmitter.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();
     this.panel.dispose();
   }

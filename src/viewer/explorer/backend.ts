@@ -12,6 +12,11 @@ export interface ExplorerBackendOptions {
   storeLabel: string | null;
   /** Close the store after this many ms without a request, so imports can write to it (0: keep it open). */
   idleCloseMs?: number;
+  /**
+   * The store's write stamp now (see storeStamp): with it, `refreshIfChanged` tells whether
+   * something else wrote the store since this backend last closed it.
+   */
+  stamp?: () => string | null;
   log?: ViewerLog;
 }
 
@@ -29,6 +34,8 @@ export class ExplorerBackend {
   private idleTimer: ReturnType<typeof setTimeout> | undefined;
   private filter: ExplorerFilter = {};
   private sort: ExplorerSort = DEFAULT_SORT;
+  /** The store's write stamp when this backend last closed it (undefined: not closed since it read it). */
+  private closedStamp: string | null | undefined;
 
   constructor(private readonly opts: ExplorerBackendOptions) {}
 
@@ -62,6 +69,23 @@ export class ExplorerBackend {
         return this.stateNow({ ...this.filter }, this.sort, null);
       }),
   };
+
+  /** Closes the store (once the request in progress is answered), so that another process may write it meanwhile. */
+  release(): Promise<void> {
+    return this.serialize(async () => this.closeStore());
+  }
+
+  /**
+   * The state under the last filter and sort, read again, when something else wrote the
+   * store since this backend closed it (an import while its page was hidden); null when
+   * what the page shows is still the store as it is.
+   */
+  refreshIfChanged(): Promise<ExplorerState | null> {
+    return this.serialize(async () => {
+      if (this.store || this.closedStamp === undefined || !this.opts.stamp || this.opts.stamp() === this.closedStamp) return null;
+      return this.stateNow({ ...this.filter }, this.sort, null);
+    });
+  }
 
   /** The state a page opens with: facets, histogram and the first page under the given filter. */
   state(args: OpenExplorerArgs = {}, firstPageRows = PAGE_ROWS): Promise<ExplorerState> {
@@ -114,6 +138,7 @@ export class ExplorerBackend {
   }
 
   private closeStore(): void {
+    const wasOpen = this.store !== null;
     this.explorer = null;
     try {
       this.store?.close();
@@ -121,6 +146,8 @@ export class ExplorerBackend {
       // already closed
     }
     this.store = null;
+    // Taken after the close: what this backend wrote (derived views, a checkpoint) is not a change.
+    if (wasOpen) this.closedStamp = this.opts.stamp?.();
   }
 
   /** Closes the store once the request in progress (if any) is answered. */

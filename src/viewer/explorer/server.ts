@@ -2,6 +2,8 @@ import { FAILURE_MODES } from '../../core/diagnose/failureModes';
 import { RolloutStore } from '../../core/store/store';
 import { startViewerServer, type ViewerServer } from '../http';
 import { HostTransport } from '../transport';
+import { curvesPage } from '../curves/server';
+import type { VersionMark } from '../curves/protocol';
 import { ExplorerBackend } from './backend';
 import { ExplorerMethods, PAGE_ROWS, type OpenExplorerArgs } from './protocol';
 
@@ -15,6 +17,8 @@ export interface ExplorerServerOptions {
   port?: number;
   assetsDir?: string;
   log?: (message: string) => void;
+  /** The ledger's versions, which the training curves (at `curves/`) mark with their standing; none by default. */
+  versions?: () => Promise<VersionMark[]>;
 }
 
 /** Query parameters of the page URL: the same optional arguments as the editor command. */
@@ -35,24 +39,29 @@ function pageArgs(params: URLSearchParams): OpenExplorerArgs {
 
 /**
  * `evotrainer view`: the failure explorer in a browser, over the same backend and method
- * map as the editor's panel. `?baseline=N` opens a non-virtualized table of the first N
- * rows (the benchmark's baseline).
+ * map as the editor's panel (and the training curves beside it, at `curves/`).
+ * `?baseline=N` opens a non-virtualized table of the first N rows (the benchmark's baseline).
  */
 export async function startExplorerServer(opts: ExplorerServerOptions): Promise<ExplorerServer> {
   const log = (level: string, m: string) => opts.log?.(`${level}: ${m}`);
   const backend = new ExplorerBackend({ open: () => RolloutStore.open(opts.storeFile), storeLabel: opts.storeFile, idleCloseMs: 60_000, log });
   const server = await startViewerServer({
-    app: 'explorer',
-    title: 'EvoTrainer: Failures',
-    command: 'evotrainer view',
-    transport: new HostTransport('explorer', log).serve(ExplorerMethods, backend.methods),
-    initialState: async (query) => {
-      const baseline = Number(query.get('baseline') ?? 0);
-      const firstRows = Number.isInteger(baseline) && baseline > 0 ? Math.min(baseline, 100_000) : PAGE_ROWS;
-      const state = await backend.state(pageArgs(query), firstRows);
-      if (firstRows !== PAGE_ROWS) state.baselineRows = firstRows;
-      return state;
+    pages: {
+      '': {
+        app: 'explorer',
+        title: 'EvoTrainer: Failures',
+        transport: new HostTransport('explorer', log).serve(ExplorerMethods, backend.methods),
+        initialState: async (query) => {
+          const baseline = Number(query.get('baseline') ?? 0);
+          const firstRows = Number.isInteger(baseline) && baseline > 0 ? Math.min(baseline, 100_000) : PAGE_ROWS;
+          const state = await backend.state(pageArgs(query), firstRows);
+          if (firstRows !== PAGE_ROWS) state.baselineRows = firstRows;
+          return state;
+        },
+      },
+      curves: curvesPage({ storeFile: opts.storeFile, versions: opts.versions ?? (async () => []), log }),
     },
+    command: 'evotrainer view',
     port: opts.port,
     assetsDir: opts.assetsDir,
     log: opts.log,

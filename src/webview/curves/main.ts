@@ -48,7 +48,10 @@ export class CurvesApp extends AppElement<CurvesState> {
   static override styles = [
     appStyles,
     css`
-    :host { padding: 12px 20px; }
+    :host { padding: 12px 20px; --evo-orange: var(--vscode-charts-orange); }
+    /* The charts' orange of a dark theme (#d18616 in Dark Modern) reads brown on its dark background: a brighter, redder orange there. */
+    :host-context(body.vscode-dark) { --evo-orange: color-mix(in srgb, var(--vscode-charts-orange) 30%, #ffa657); }
+    @media (prefers-color-scheme: dark) { :host-context(body:not([class])) { --evo-orange: color-mix(in srgb, var(--vscode-charts-orange) 30%, #ffa657); } }
     header { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 12px; margin-bottom: 8px; }
     h1 { font-size: 1.3em; font-weight: 600; margin: 0; }
     .grow { flex: 1; }
@@ -68,7 +71,7 @@ export class CurvesApp extends AppElement<CurvesState> {
     .line.dashed { stroke-dasharray: 5 3; }
     .line.live { stroke-width: 2.2; }
     .c0 { stroke: var(--vscode-charts-blue); fill: var(--vscode-charts-blue); color: var(--vscode-charts-blue); }
-    .c1 { stroke: var(--vscode-charts-orange); fill: var(--vscode-charts-orange); color: var(--vscode-charts-orange); }
+    .c1 { stroke: var(--evo-orange); fill: var(--evo-orange); color: var(--evo-orange); }
     .c2 { stroke: var(--vscode-charts-green); fill: var(--vscode-charts-green); color: var(--vscode-charts-green); }
     .c3 { stroke: var(--vscode-charts-purple); fill: var(--vscode-charts-purple); color: var(--vscode-charts-purple); }
     .c4 { stroke: var(--vscode-charts-red); fill: var(--vscode-charts-red); color: var(--vscode-charts-red); }
@@ -77,7 +80,9 @@ export class CurvesApp extends AppElement<CurvesState> {
     .promotion { stroke: var(--vscode-charts-green); stroke-dasharray: 3 3; stroke-width: 1; }
     .promotion-label { fill: var(--vscode-charts-green); font-size: 11px; }
     .marker { stroke: var(--vscode-editor-background); stroke-width: 1; }
-    .marker.rejected { fill: none; stroke-width: 2; }
+    .marker.rejected { fill: none; stroke: currentColor; stroke-width: 2.5; stroke-linecap: round; }
+    /* Under the rejected version's ✕: the background, so that it reads over the axis, the grid and the other lines. */
+    .marker-halo { fill: none; stroke: var(--vscode-editor-background); stroke-width: 6; stroke-linecap: round; }
     .dump { fill: var(--vscode-charts-foreground, var(--vscode-descriptionForeground)); opacity: 0.8; }
     .key { display: inline-flex; align-items: center; gap: 4px; }
     .key svg.glyph { width: 10px; height: 10px; cursor: default; }
@@ -106,6 +111,14 @@ export class CurvesApp extends AppElement<CurvesState> {
   @state() private notice: string | null = null;
 
   @query('.chart') private chartEl?: HTMLElement;
+  /** Each series' colour, given in the order series first appear and kept: a run imported later does not recolour the others. */
+  private readonly colours = new Map<string, number>();
+
+  private colourOf(key: string): number {
+    let c = this.colours.get(key);
+    if (c === undefined) this.colours.set(key, (c = this.colours.size));
+    return c;
+  }
   private resizeObserver: ResizeObserver | undefined;
 
   protected override listen(): void {
@@ -146,7 +159,7 @@ export class CurvesApp extends AppElement<CurvesState> {
   /** Every series of the picked metric: the store's, then the live job logs' (under the first alias each logged). */
   private shown(): Shown[] {
     const marks = new Map(this.view.versions.map((v) => [v.version, v]));
-    const out: Shown[] = this.view.series.map((s, i) => ({
+    const out: Shown[] = this.view.series.map((s) => ({
       key: `store:${s.run}\u0000${s.version ?? ''}`,
       label: seriesLabel(s.run, s.version),
       run: s.run,
@@ -155,13 +168,13 @@ export class CurvesApp extends AppElement<CurvesState> {
       points: s.points.map((p) => ({ step: p.step, value: p.value, rollouts: p.rollouts })),
       live: null,
       mark: s.version ? (marks.get(s.version) ?? null) : null,
-      colour: i,
+      colour: this.colourOf(`store:${s.run}\u0000${s.version ?? ''}`),
     }));
     for (const l of this.live.values()) {
       const name = this.view.aliases.find((a) => l.metrics[a]?.length);
       if (!name) continue;
       const points = [...l.metrics[name]!].sort((a, b) => a[0] - b[0]).map(([step, value]) => ({ step, value, rollouts: 0 }));
-      out.push({ key: `live:${l.jobId}`, label: `job ${l.jobId} · ${seriesLabel(l.run, l.version)}`, run: l.run, version: l.version, metric: name, points, live: l, mark: null, colour: out.length });
+      out.push({ key: `live:${l.jobId}`, label: `job ${l.jobId} · ${seriesLabel(l.run, l.version)}`, run: l.run, version: l.version, metric: name, points, live: l, mark: null, colour: this.colourOf(`live:${l.jobId}`) });
     }
     return out;
   }
@@ -174,6 +187,7 @@ export class CurvesApp extends AppElement<CurvesState> {
         <h1>Training curves</h1>
         <span class="meta" data-testid="curves-store">${v.store ?? ''}</span>
         <span class="grow"></span>
+        ${host.inEditor ? nothing : html`<a href="../" data-testid="curves-explorer-link">Failure explorer</a>`}
         <vscode-button secondary icon="refresh" data-testid="curves-refresh" @click=${() => host.send(RefreshCurvesCommand, undefined)}>Refresh</vscode-button>
       </header>
       ${v.status === 'loading' ? html`<vscode-progress-ring aria-label="Reading the training curves"></vscode-progress-ring>` : nothing}
@@ -197,7 +211,7 @@ export class CurvesApp extends AppElement<CurvesState> {
           const metric = (e.target as HTMLSelectElement).value;
           if (metric && metric !== v.metric) host.send(SetCurveMetricCommand, { metric });
         }}>
-        ${options.map((o) => html`<vscode-option value=${o.name} description=${`${o.series} run(s)`}>${markHidden(o.label)}</vscode-option>`)}
+        ${options.map((o) => html`<vscode-option value=${o.name} description=${`${o.series} run(s)`} ?selected=${o.name === v.metric}>${markHidden(o.label)}</vscode-option>`)}
       </vscode-single-select>
       <span class="meta">${v.series.length} run(s)${this.live.size ? ` · ${this.live.size} job log(s) followed live` : ''} · steps aligned</span>
     </div>`;
@@ -219,7 +233,8 @@ export class CurvesApp extends AppElement<CurvesState> {
       hi = 1;
     }
     if (lo === hi) hi = lo + 1;
-    const ext = valueExtent(visible.flatMap((s) => s.points.map((p) => p.value))) ?? [0, 1];
+    // Room above the axis (and its dump ticks) for a mark at a curve's lowest point.
+    const ext = valueExtent(visible.flatMap((s) => s.points.map((p) => p.value)), 0.08) ?? [0, 1];
     const x = (step: number) => MARGIN.left + ((step - lo) / (hi - lo)) * plotW;
     const y = (value: number) => MARGIN.top + (1 - (value - ext[0]) / (ext[1] - ext[0])) * plotH;
     const xTicks = niceTicks(lo, hi, Math.max(2, Math.floor(plotW / 90))).filter((t) => Number.isInteger(t));
@@ -271,7 +286,10 @@ export class CurvesApp extends AppElement<CurvesState> {
       }).join(' ');
       return svg`<polygon class="marker promoted c${s.colour % COLOURS}" data-testid="mark-${s.mark.version}" points=${star}><title>${title}</title></polygon>`;
     }
-    if (s.mark.status === 'rejected') return svg`<path class="marker rejected c${s.colour % COLOURS}" data-testid="mark-${s.mark.version}" d="M${cx - 5},${cy - 5}l10,10m0,-10l-10,10"><title>${title}</title></path>`;
+    if (s.mark.status === 'rejected') {
+      const d = `M${cx - 6},${cy - 6}l12,12m0,-12l-12,12`;
+      return svg`<path class="marker-halo" d=${d}></path><path class="marker rejected c${s.colour % COLOURS}" data-testid="mark-${s.mark.version}" d=${d}><title>${title}</title></path>`;
+    }
     return svg`<circle class="marker c${s.colour % COLOURS}" data-testid="mark-${s.mark.version}" cx=${cx} cy=${cy} r="3.5"><title>${title}</title></circle>`;
   }
 
@@ -401,6 +419,8 @@ export class CurvesApp extends AppElement<CurvesState> {
       return;
     }
     this.notice = step === point.step ? null : `Step ${point.step} dumped no rollouts: opened the nearest step that did, ${step}.`;
-    host.send(OpenStepCommand, { run: series.run, version: series.version, step });
+    if (host.inEditor) host.send(OpenStepCommand, { run: series.run, version: series.version, step });
+    // In a browser (`evotrainer view`), the explorer is the page above this one.
+    else window.location.assign(new URL(`../?${new URLSearchParams({ run: series.run, ...(series.version ? { version: series.version } : {}), step: String(step) }).toString()}`, window.location.href).href);
   }
 }

@@ -1,6 +1,7 @@
 import { html, nothing } from 'lit';
 import { customElement, property } from 'lit/decorators.js';
 import type { ExplorerState } from '../../viewer/explorer/protocol';
+import { host } from '../shared/app';
 import { formatCount } from './text';
 import { shown } from '../shared/hidden';
 import { ExplorerPart } from './part';
@@ -21,6 +22,7 @@ export class ExplorerStatusLine extends ExplorerPart {
         <h1>Failure explorer</h1>
         ${status === 'loading' ? html`<vscode-progress-ring aria-label="Indexing rollouts"></vscode-progress-ring>` : nothing}
         <span class="meta grow" data-testid="explorer-meta">${shown(store)}${facets ? ` · ${formatCount(facets.rollouts)} rollouts` : ''}</span>
+        ${host.inEditor ? nothing : html`<a href="curves/" data-testid="explorer-curves-link">Training curves</a>`}
         <vscode-button secondary icon="refresh" @click=${() => this.onRefresh()}>Refresh</vscode-button>
       </header>
       ${error ? html`<p class=${status === 'failed' ? 'error' : 'meta'} data-testid="explorer-message">${shown(error)}</p>` : nothing}

@@ -30,8 +30,11 @@ export const explorerStyles = css`
     .cols { display: grid; grid-template-columns: 64px 90px 52px 140px 72px 64px 64px 64px minmax(120px, 1fr); }
     .compact .cols { grid-template-columns: 56px 130px 72px 64px minmax(80px, 1fr); }
     .table.compact .wide, .table.compact .thead .th.wide { display: none; }
-    /* A narrow editor column: the compact columns, so that none is cut off. */
+    /* A narrow editor column: the compact columns, so that none is cut off, and an open trajectory under the table, not beside it. */
     @media (max-width: 720px) {
+      .main { flex-direction: column; }
+      .table { flex: 1 1 35%; }
+      .traj { flex: 1 1 65%; }
       .cols { grid-template-columns: 56px 130px 72px 64px minmax(80px, 1fr); }
       .table .wide, .table .thead .th.wide { display: none; }
       .hist button { grid-template-columns: minmax(90px, 150px) 1fr 56px; }

@@ -59,6 +59,7 @@ export const miniSweAgentImporter: Importer = {
   description: 'mini-swe-agent 1.x and 2.x trajectories (<instance_id>.traj.json) with SWE-bench verdicts',
   domainOf: () => 'swe',
   followable: false,
+  offThread: true,
   matches(file, head) {
     // Keys come in any order and `info` (config, submission) can fill the first bytes.
     return /\.traj\.json$/.test(posix(file)) && /^\s*\{/.test(head) && /"(messages|trajectory_format|info|instance_id)"\s*:/.test(head);

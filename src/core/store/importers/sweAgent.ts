@@ -48,6 +48,7 @@ export const sweAgentImporter: Importer = {
   description: 'SWE-agent trajectories (<instance_id>.traj): action/observation steps, exit status and submission',
   domainOf: () => 'swe',
   followable: false,
+  offThread: true,
   matches(file: string, head: string): boolean {
     // `.traj.json` is mini-swe-agent's, handled by its own importer.
     return /\.traj$/.test(posix(file)) && head.includes('"trajectory"');
@@ -60,7 +61,7 @@ export const sweAgentImporter: Importer = {
 async function* readTraj(file: string, opts: ReadOptions): AsyncGenerator<ImporterItem> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = opts.content ? opts.content.toString('utf8') : await readFile(file, 'utf8');
   } catch (err) {
     throw new ImportError(file, null, `cannot read SWE-agent trajectory: ${(err as Error).message}`);
   }

@@ -16,6 +16,7 @@
  * not evaluated (errored, not failed); an empty patch is not resolved.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { documentTooLarge, maxDocumentBytes } from './documentSize';
 import path from 'node:path';
 import { isRecord } from './util';
 
@@ -89,6 +90,8 @@ function readJson(file: string): unknown {
   const st = statSync(file, { bigint: true });
   const hit = parsed.get(file);
   if (hit && hit.size === st.size && hit.mtimeNs === st.mtimeNs) return hit.doc;
+  const tooLarge = documentTooLarge(file, Number(st.size), maxDocumentBytes());
+  if (tooLarge) throw new Error(tooLarge.message);
   let doc: unknown;
   try {
     doc = JSON.parse(readFileSync(file, 'utf8'));
@@ -100,10 +103,11 @@ function readJson(file: string): unknown {
 }
 
 function exists(file: string): boolean {
+  // Most candidates are missing: no exception for those (a trajectory asks for four).
   try {
-    return statSync(file).isFile();
+    return statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
   } catch {
-    return false;
+    return false; // e.g. a path through a file
   }
 }
 

@@ -77,6 +77,11 @@ export interface Importer {
   /** Line-oriented files can be followed while a run appends to them. */
   followable: boolean;
   /**
+   * Whole JSON documents that `read` parses from their bytes alone (no table reader): a
+   * large import parses them on worker threads (see documentWorkers.ts).
+   */
+  offThread?: boolean;
+  /**
    * Whether `file` is in this format: its path first (the trainer's dump layout), then
    * `head`, the first bytes of the file as text (may end mid-record).
    */

@@ -17,7 +17,8 @@
  * the shapes above are put in its terms. The metadata (env, model, sampling) goes into
  * each rollout's `extra`, and the env names the data source and the run's task domain.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { documentTooLarge, maxDocumentBytes } from './documentSize';
 import path from 'node:path';
 import { normalizeDomain, type Split } from '../../model';
 import { ImportError, type ImporterItem } from '../rows';
@@ -45,6 +46,8 @@ function readMetadata(file: string): Metadata | string {
   const meta = path.join(path.dirname(file), 'metadata.json');
   const none: Metadata = { env: null, model: null, sampling: null, metrics: [] };
   if (!existsSync(meta)) return none;
+  const tooLarge = documentTooLarge(meta, statSync(meta).size, maxDocumentBytes());
+  if (tooLarge) return `${tooLarge.message}; it is read to import ${path.basename(file)}`;
   let doc: unknown;
   try {
     doc = JSON.parse(readFileSync(meta, 'utf8'));

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { readLedger } from '../../../core/harness/ledger';
 import { openHarness } from '../../../core/harness/repo';
+import { storeStamp } from '../../../core/store/stamp';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { emptyCurvesState, loadCurves, versionMarks } from '../../../viewer/curves/backend';
 import { liveCurves } from '../../../viewer/curves/live';
@@ -18,7 +19,8 @@ import {
  * "EvoTrainer: Show Training Curves" (args optional: {metric, jobId}): one metric over
  * steps for every run and version in the store, overlaid with steps aligned, each
  * version's curve marked with its standing in the ledger; a step opens the failure
- * explorer on the rollouts dumped at it. Job logs the editor follows feed it live.
+ * explorer on the rollouts dumped at it. Job logs the editor follows feed it live. Shown
+ * again after an import while it was hidden, it reads the store again (the same metric).
  */
 export const curvesFeature: WebviewFeature<CurvesState, unknown, CurvesState> = {
   stateNotification: CurvesStateNotification,
@@ -28,6 +30,8 @@ export const curvesFeature: WebviewFeature<CurvesState, unknown, CurvesState> = 
 
 class CurvesPanel implements WebviewProvider<unknown, CurvesState> {
   private metric: string | null = null;
+  /** The store's write stamp after the last read (see storeStamp). */
+  private stamp: string | null | undefined;
   private readonly output: vscode.LogOutputChannel;
 
   constructor(private readonly p: WebviewPanelContext<CurvesState>) {
@@ -62,6 +66,12 @@ class CurvesPanel implements WebviewProvider<unknown, CurvesState> {
     return this.reload();
   }
 
+  /** Shown again: read the store again if something wrote it meanwhile (an import). */
+  onDidShow(): void {
+    const storePath = this.p.session.storePath();
+    if (storePath && !this.refreshing && storeStamp(storePath) !== this.stamp) void this.reload();
+  }
+
   private refreshing = false;
 
   private async reload(): Promise<CurvesState> {
@@ -83,6 +93,7 @@ class CurvesPanel implements WebviewProvider<unknown, CurvesState> {
       try {
         const versions = await this.versions(root);
         state = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: 'EvoTrainer: reading training curves' }, () => loadCurves(storePath, this.metric, versions, liveCurves.all()));
+        this.stamp = storeStamp(storePath);
         this.metric = state.metric;
         this.output.info(`Training curves: ${state.metric ?? 'none'} over ${state.series.length} run(s)${state.live.length ? `, ${state.live.length} live job log(s)` : ''}`);
       } catch (err) {

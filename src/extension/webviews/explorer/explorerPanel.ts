@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { storeStamp } from '../../../core/store/stamp';
 import { RolloutStore } from '../../../core/store/store';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { ExplorerBackend } from '../../../viewer/explorer/backend';
@@ -13,7 +14,9 @@ const emptyState = (store: string | null): ExplorerState => ({ status: 'loading'
  * "EvoTrainer: Open Failure Explorer" (args optional: {failureMode, run, version,
  * rolloutId}): the failure-mode histogram, the rollouts table and the trajectory viewer
  * over the workspace harness's rollout store. Its document is kept while hidden (the
- * table's pages, its scroll position, the open trajectory); Refresh re-reads the store.
+ * table's pages, its scroll position, the open trajectory) and the store is closed
+ * meanwhile, so the CLI can import; shown again after a change of the store, it shows the
+ * store as it is now under the same filter and sort. Refresh re-reads the store.
  */
 export const explorerFeature: WebviewFeature<ExplorerState, unknown, ExplorerState> = {
   stateNotification: ExplorerStateNotification,
@@ -32,11 +35,27 @@ class ExplorerPanel implements WebviewProvider<unknown, ExplorerState> {
           open: () => RolloutStore.open(storePath),
           storeLabel: storePath,
           idleCloseMs: IDLE_CLOSE_MS,
+          stamp: () => storeStamp(storePath),
           log: (level, m) => session.output[level](m),
         })
       : null;
     controller.onDidDispose(() => void this.backend?.dispose());
     if (this.backend) controller.serve(ExplorerMethods, this.backend.methods);
+  }
+
+  onDidHide(): void {
+    void this.backend?.release();
+  }
+
+  /** Shown again: the store as it is now, if something wrote it while the panel was hidden. */
+  onDidShow(): void {
+    const backend = this.backend;
+    if (!backend) return;
+    void backend.refreshIfChanged().then((state) => {
+      if (!state) return;
+      this.p.session.output.info(`Failure explorer: the store changed while hidden; ${state.facets?.rollouts ?? 0} rollouts now`);
+      this.p.controller.setState(state);
+    });
   }
 
   async show(rawArgs?: unknown): Promise<ExplorerState> {
