@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { recordText, type RecordText } from './documentText';
 import { importerFor } from './importers';
 import type { FormatName, TableReader } from './importers/types';
-import { isBad, type RolloutRecord, type SourcePosition } from './rows';
+import { isBad, type RolloutRecord, type SourcePosition, type StepRecord } from './rows';
 import type { Split } from '../model';
 
 export interface DocumentTask {
@@ -21,8 +21,34 @@ export interface DocumentTask {
   verdicts?: string;
 }
 
-/** A record as it crosses threads: prompt and response travel as text only (see RecordText). */
-export type WireItem = { at: SourcePosition; record: RolloutRecord; text: RecordText } | { at: SourcePosition; bad: { file: string; line: number | null; reason: string; raw?: string } };
+/**
+ * A record as it crosses threads: prompt and response travel as text only (see RecordText),
+ * steps as columns (copying a few arrays between threads costs less than copying thousands
+ * of small objects).
+ */
+export type WireItem = { at: SourcePosition; record: RolloutRecord; text: RecordText; steps?: StepColumns } | { at: SourcePosition; bad: { file: string; line: number | null; reason: string; raw?: string } };
+
+/** StepRecord fields, one array each. */
+export type StepColumns = { [K in keyof StepRecord]-?: StepRecord[K][] };
+
+const STEP_FIELDS = ['role', 'actionKind', 'command', 'exitCode', 'observationBytes', 'formatError', 'timeout', 'truncated', 'tokens'] as const satisfies readonly (keyof StepRecord)[];
+
+export function stepColumns(steps: StepRecord[]): StepColumns {
+  const out = Object.fromEntries(STEP_FIELDS.map((k) => [k, new Array(steps.length)])) as Record<keyof StepRecord, unknown[]>;
+  for (let i = 0; i < steps.length; i++) {
+    const st = steps[i]!;
+    for (const k of STEP_FIELDS) out[k][i] = st[k];
+  }
+  return out as StepColumns;
+}
+
+export function stepRecords(c: StepColumns): StepRecord[] {
+  const out: StepRecord[] = new Array(c.role.length);
+  for (let i = 0; i < out.length; i++) {
+    out[i] = { role: c.role[i]!, actionKind: c.actionKind[i]!, command: c.command[i]!, exitCode: c.exitCode[i]!, observationBytes: c.observationBytes[i]!, formatError: c.formatError[i]!, timeout: c.timeout[i]!, truncated: c.truncated[i]!, tokens: c.tokens[i]! };
+  }
+  return out;
+}
 
 export type DocumentReply =
   | { id: number; ok: true; hash: string; items: WireItem[] }
@@ -51,7 +77,8 @@ export async function parseDocument(task: DocumentTask): Promise<DocumentReply> 
       }
       const text = recordText(item.record, last);
       last = text;
-      items.push({ at: item.at, record: { ...item.record, prompt: '', response: '' }, text });
+      const { steps, ...record } = item.record;
+      items.push({ at: item.at, record: { ...record, prompt: '', response: '' }, text, ...(steps ? { steps: stepColumns(steps) } : {}) });
     }
     return { id: task.id, ok: true, hash, items };
   } catch (err) {

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { DOCUMENT_WORKER, parseDocument, type DocumentReply, type DocumentTask, type WireItem } from './documentWorker';
+import { DOCUMENT_WORKER, parseDocument, stepRecords, type DocumentReply, type DocumentTask, type WireItem } from './documentWorker';
 import type { RecordText } from './documentText';
 import type { FormatName } from './importers/types';
 import { ImportError, type ImporterItem } from './rows';
@@ -163,5 +163,5 @@ function fromReply(m: DocumentReply): ParsedDocument {
 
 function fromWire(item: WireItem): PreparedItem {
   if ('bad' in item) return { at: item.at, error: new ImportError(item.bad.file, item.bad.line, item.bad.reason, item.bad.raw) };
-  return item;
+  return { at: item.at, record: item.steps ? { ...item.record, steps: stepRecords(item.steps) } : item.record, text: item.text };
 }

@@ -17,8 +17,8 @@ import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readHead, type IgnoredFile } from './importers';
 import { documentTooLarge, maxDocumentBytes } from './importers/documentSize';
-import { DuplicateKeyScan } from './importers/jsonLines';
-import type { BulkPlan, FieldMapping, FormatName, Importer, TableReader } from './importers/types';
+import { DuplicateKeyScan, type ShapeCheck } from './importers/jsonLines';
+import { BULK_OPTIONAL_COLUMNS, type BulkOptionalColumn, type BulkPlan, type FieldMapping, type FormatName, type Importer, type TableReader } from './importers/types';
 import type { StoreDb } from './instances';
 import { ImportError, isBad, type ImportedRecord, type RolloutRecord, type SourcePosition } from './rows';
 import { IMPORT_TABLES, NO_ANSWER_SQL } from './schema';
@@ -497,17 +497,19 @@ export class Ingest {
         await this.conn.run(`set memory_limit = ${sqlLiteral(limit)}`);
         throw interrupted(files[0]!.file, null);
       }
+      // Columns the projection leaves out get the store's defaults (see BULK_OPTIONAL_COLUMNS).
+      const defaults = (Object.keys(BULK_OPTIONAL_COLUMNS) as BulkOptionalColumn[]).filter((c) => !plan.optional?.includes(c)).map((c) => `, ${BULK_OPTIONAL_COLUMNS[c]} as ${c}`).join('');
       const inserting = this.conn.run(
         `insert into rollout_rows
          select (${baseId} + ordinality - 1)::bigint, import_id, $1, $2, $3, step, split,
-                'p:' || prompt_hash,
-                split || ':' || step || ':' || prompt_hash || coalesce(':' || data_source, ''),
+                coalesce(prompt_id, 'p:' || prompt_hash),
+                coalesce(group_id, split || ':' || step || ':' || prompt_hash || coalesce(':' || data_source, '')),
                 case when bad then -1 else 0 end,
-                prompt, 'text', response, 'text', ground_truth, reward, reward_components, correct, extracted_answer,
-                null, null, null, 1, null, null, data_source, null, extra, filename,
-                length(response), ${NO_ANSWER_SQL}
+                prompt, prompt_format, response, response_format, ground_truth, reward, reward_components, correct, extracted_answer,
+                advantage, stop_reason, response_tokens, num_turns, errors, timing_ms, data_source, env_class, extra, filename,
+                length(response), case when num_turns <= 1 then ${NO_ANSWER_SQL} end
          from (select *, left(md5(coalesce(prompt, '')), 16) as prompt_hash
-               from (select ordinality, filename, import_id, ${plan.projection}
+               from (select ordinality, filename, import_id, ${plan.projection}${defaults}
                      from read_json(${list}, format = 'newline_delimited', filename = true, columns = ${plan.columns}, ignore_errors = true) with ordinality
                      join (values ${values}) v(fname, import_id, file_step, file_split) on filename = v.fname))`,
         [run, opts.version ?? null, format],
@@ -515,7 +517,7 @@ export class Ingest {
       inserting.catch(() => undefined); // awaited below
       let total = 0;
       for (const m of meta) {
-        const r = await hashAndCount(m.file, opts.signal);
+        const r = await hashAndCount(m.file, opts.signal, { keys: m.plan.keys, messages: m.plan.messages, singleTurn: m.plan.singleTurn, jsonText: m.plan.jsonText });
         Object.assign(m, { hash: r.hash, lines: r.lines, endsWithNewline: r.last === 0x0a, duplicateKeys: r.duplicateKeys });
         total += r.lines;
       }
@@ -544,8 +546,9 @@ export class Ingest {
       batch.nextRolloutId = Math.max(batch.nextRolloutId, ...[...counts.values()].map((c) => c.hi + 1), baseId + total);
       batch.nextImportId += files.length;
       // A file is good when it has no bad record, ends with a newline, names no key twice in
-      // a record (DuckDB would keep the first value, JSON the last), and its records are
-      // exactly its lines, read in one contiguous run (so record k is line k).
+      // a record (DuckDB would keep the first value, JSON the last) nor other keys than the
+      // plan's, and its records are exactly its lines, read in one contiguous run (so record
+      // k is line k).
       const good: typeof meta = [];
       for (const m of meta) {
         const c = counts.get(m.importId);
@@ -843,11 +846,11 @@ function sqlLiteral(s: string): string {
 
 /**
  * sha256 of a file, its newline count, its last byte and whether a record names a key
- * twice, in one pass (stopped by `signal`).
+ * twice or is not of the plan's `shape`, in one pass (stopped by `signal`).
  */
-async function hashAndCount(file: string, signal?: AbortSignal): Promise<{ hash: string; lines: number; last: number; duplicateKeys: boolean }> {
+async function hashAndCount(file: string, signal?: AbortSignal, shape?: ShapeCheck): Promise<{ hash: string; lines: number; last: number; duplicateKeys: boolean }> {
   const hash = createHash('sha256');
-  const keys = new DuplicateKeyScan();
+  const keys = new DuplicateKeyScan(shape);
   let lines = 0;
   let last = 0x0a;
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {

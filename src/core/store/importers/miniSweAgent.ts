@@ -94,8 +94,8 @@ export const miniSweAgentImporter: Importer = {
     for (let i = 0; i < msgs.length; i++) {
       const m = msgs[i]!;
       const text = contentText(m.content);
-      const bytes = Buffer.byteLength(text, 'utf8');
       if (i < promptEnd) {
+        const bytes = Buffer.byteLength(text, 'utf8');
         steps.push({ ...base, role: m.role === 'system' ? 'system' : 'user', actionKind: 'message', observationBytes: bytes });
       } else if (m.role === 'assistant') {
         modelTurns++;
@@ -112,7 +112,7 @@ export const miniSweAgentImporter: Importer = {
         if (!commands.length) steps.push({ ...base, role: 'assistant', actionKind: 'other', formatError: true, tokens });
         commands.forEach((command, k) => steps.push({ ...base, role: 'assistant', actionKind: classifyCommand(command), command, formatError: rejected, tokens: k === 0 ? tokens : null }));
       } else if (m.role === 'exit') {
-        steps.push({ ...base, role: 'system', actionKind: 'other', observationBytes: bytes });
+        steps.push({ ...base, role: 'system', actionKind: 'other', observationBytes: Buffer.byteLength(text, 'utf8') });
       } else {
         const formatError = isFormatError(m);
         // 2.x drops a response with no tool call: the rejected turn still happened.
@@ -128,9 +128,10 @@ export const miniSweAgentImporter: Importer = {
           role: m.role === 'tool' ? 'tool' : 'user',
           actionKind: 'observation',
           exitCode: Number.isInteger(rc) ? rc : null,
-          observationBytes: bytes,
+          observationBytes: Buffer.byteLength(text, 'utf8'),
           formatError,
-          timeout: TIMEOUT.test(text) || /timed out|TimeoutExpired/i.test(exception),
+          // The pattern only where it can match: it would scan every long output character by character.
+          timeout: ((text.startsWith('The last command <command>') || text.includes('<exception>')) && TIMEOUT.test(text)) || /timed out|TimeoutExpired/i.test(exception),
           truncated: TRUNCATED.test(text),
         });
       }
