@@ -24,6 +24,7 @@ type VerifiersRow = { example: number; reward: number; assistant_turns: number; 
 type VerifiersFacts = { rollouts: number; groups: number; mean_reward: number; dead_groups: number; rows: VerifiersRow[] };
 type VerlRow = { step: number; prompt: string; response: string; ground_truth: string; reward: number; correct: boolean; extracted_answer: string; reward_components: Record<string, number>; extra: Record<string, unknown> };
 type Facts = {
+  verl_sdpo_metrics: { step: number; metric: string; value: number }[];
   verl_sdpo: { rollouts: number; groups: number; mean_score: number; correct: number; rows: VerlRow[] };
   swe_agent: SweFact[];
   verifiers: Record<'math_python' | 'wordle', VerifiersFacts>;
@@ -98,6 +99,23 @@ describe('importers on real third-party files: numbers match the raw files', () 
       'each line: text verbatim, score, acc, pred, and the reward function\'s own keys (numbers as components, text in extra)',
     );
     assert.ok(rows.every((r) => r.split === 'train'));
+  });
+
+  it("verl's file logger (SDPO ARC run): every metric of the logged step, value for value", async () => {
+    const expected = facts.verl_sdpo_metrics;
+    assert.equal(expected.length, 108, 'the raw line logs 108 numbers at step 1');
+    const s = await RolloutStore.open(':memory:');
+    try {
+      const r = await s.import([path.join(realFixtures, 'verl-sdpo-arc')], { run: 'arc' });
+      assert.equal(r.rollouts, 0);
+      assert.deepEqual(r.ignored, [], 'a metrics file is not reported as an unknown dump');
+      assert.deepEqual(r.curves!.files.map((f) => [f.format, f.points]), [['verl-file', 108]]);
+      const rows = await s.all<{ step: number; metric: string; value: number }>(`select step, metric, value from metrics where run_id = 'arc'`);
+      const byName = (a: { metric: string }, b: { metric: string }) => a.metric.localeCompare(b.metric);
+      assert.deepEqual(rows.sort(byName), [...expected].sort(byName));
+    } finally {
+      s.close();
+    }
   });
 
   it('verl: the split comes from the folder verl wrote the dump to, not from a parent folder that happens to hold "val"', async () => {
