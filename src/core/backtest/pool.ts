@@ -9,7 +9,8 @@ import { confinement, sameIsolation, startingIsolation, workerIsolation, type Wo
 
 /**
  * Long-lived `python3` workers that run the harness's own reward and filter code over
- * cached rollouts (worker.py, JSON lines over stdin/stdout), one per core, batched.
+ * cached rollouts (worker.py, JSON lines over stdin/stdout or a socket), one per core,
+ * batched; several are forked from one interpreter started once (the Zygote below).
  * A call past its timeout is that item's error; a worker that hangs past the timeout
  * (harness code swallowing the alarm, a blocking C call) or dies (segfault, os._exit,
  * out of memory) is replaced, and the items it had not answered are retried one by one
