@@ -2,7 +2,7 @@
 
 Deliberately independent of the importers: plain json, no project code. Prints one JSON
 object; the integration tests compare the store's numbers with it.
-usage: python3 realFacts.py <external data dir>
+usage: python3 realFacts.py <external data dir> <test/fixtures/importers/real>
 """
 import glob
 import json
@@ -10,6 +10,7 @@ import os
 import sys
 
 ext = sys.argv[1]
+real = sys.argv[2]
 
 
 def swe_agent():
@@ -80,7 +81,30 @@ def mini_swe_agent():
     }
 
 
+def verl_dump(rel):
+    rows = [json.loads(line) for line in open(os.path.join(real, rel), encoding="utf-8") if line.strip()]
+    base = {"input", "output", "gts", "score", "step", "acc", "pred", "data_source"}
+    return {
+        "rollouts": len(rows),
+        "groups": len({(r["step"], r["input"]) for r in rows}),
+        "mean_score": sum(r["score"] for r in rows) / len(rows),
+        "correct": sum(1 for r in rows if r["acc"] > 0),
+        "rows": [{
+            "step": r["step"],
+            "prompt": r["input"],
+            "response": r["output"],
+            "ground_truth": r["gts"],
+            "reward": r["score"],
+            "correct": r["acc"] > 0,
+            "extracted_answer": r["pred"],
+            "reward_components": {k: v for k, v in r.items() if k not in base and isinstance(v, (int, float))},
+            "extra": {k: v for k, v in r.items() if k not in base and not isinstance(v, (int, float))},
+        } for r in rows],
+    }
+
+
 print(json.dumps({
+    "verl_sdpo": verl_dump(os.path.join("verl-sdpo", "rollouts", "1.jsonl")),
     "swe_agent": swe_agent(),
     "verifiers": {env: verifiers(env) for env in ("math_python", "wordle")},
     "mini_swe_agent": mini_swe_agent(),

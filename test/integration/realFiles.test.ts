@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RolloutStore } from '../../src/core/store/store';
-import { externalDir, requireSharedData } from '../helpers/data';
-import { repoRoot } from '../helpers/tmp';
+import { externalDir, fixtures, requireSharedData } from '../helpers/data';
+import { repoRoot, tempDir } from '../helpers/tmp';
 
 requireSharedData();
+
+/** Excerpts of real dumps vendored with the tests (see its README for sources and licences). */
+const realFixtures = path.join(fixtures, 'real');
 
 /**
  * Third-party rollout files, imported as a user would, checked against the numbers a user
@@ -19,14 +22,16 @@ requireSharedData();
 type SweFact = { file: string; instance: string; has_trajectory: boolean; turns: number | null; exit_status: string | null; tokens_received: number | null; api_calls: number | null; timeouts: number | null; patch: boolean };
 type VerifiersRow = { example: number; reward: number; assistant_turns: number; tool_calls: number; tool_messages: number; keys: string[] };
 type VerifiersFacts = { rollouts: number; groups: number; mean_reward: number; dead_groups: number; rows: VerifiersRow[] };
+type VerlRow = { step: number; prompt: string; response: string; ground_truth: string; reward: number; correct: boolean; extracted_answer: string; reward_components: Record<string, number>; extra: Record<string, unknown> };
 type Facts = {
+  verl_sdpo: { rollouts: number; groups: number; mean_score: number; correct: number; rows: VerlRow[] };
   swe_agent: SweFact[];
   verifiers: Record<'math_python' | 'wordle', VerifiersFacts>;
   mini_swe_agent: { assistant_messages: number; tool_calls: number; tool_messages: number; exit_status: string; api_calls: number };
 };
 
 function rawFacts(): Facts {
-  const r = spawnSync('python3', [path.join(repoRoot, 'test', 'helpers', 'realFacts.py'), externalDir], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync('python3', [path.join(repoRoot, 'test', 'helpers', 'realFacts.py'), externalDir, realFixtures], { encoding: 'utf8', maxBuffer: 64 << 20 });
   assert.equal(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as Facts;
 }
@@ -62,6 +67,74 @@ describe('importers on real third-party files: numbers match the raw files', () 
     await store.import([path.join(externalDir, 'mini-swe-agent-v2')], { run: 'mini' });
   });
   after(() => store.close());
+
+  it('verl (SDPO run, trainer.rollout_data_dir): rollouts, groups, mean score, accuracy and every reward_extra_info key, on both import paths', async () => {
+    const f = facts.verl_sdpo;
+    const dir = path.join(realFixtures, 'verl-sdpo');
+    const cols = `step, split, prompt, response, ground_truth, reward, correct, extracted_answer, reward_components, extra, group_id, sample_index`;
+    const read = async (bulk: boolean) => {
+      const s = await RolloutStore.open(':memory:');
+      try {
+        const r = await s.import([dir], { run: 'sdpo', bulk });
+        assert.deepEqual(r.files.map((x) => [x.format, x.reader, x.rollouts, x.badRecords]), [['verl', bulk ? 'duckdb' : 'stream', f.rollouts, 0]]);
+        return await s.all<Record<string, unknown>>(`select ${cols} from rollouts order by id`);
+      } finally {
+        s.close();
+      }
+    };
+    const viaBulk = await read(true);
+    const viaStream = await read(false);
+    const parsed = (rows: Record<string, unknown>[]) =>
+      rows.map((r): Record<string, unknown> => ({ ...r, reward_components: JSON.parse((r.reward_components as string | null) ?? '{}'), extra: JSON.parse((r.extra as string | null) ?? '{}') }));
+    assert.deepEqual(parsed(viaBulk), parsed(viaStream), 'the bulk (DuckDB) and streaming paths store the same rows');
+    const rows = parsed(viaBulk);
+    assert.equal(rows.length, f.rollouts);
+    assert.equal(new Set(rows.map((r) => r.group_id)).size, f.groups, 'verl writes no group id: one group per (step, prompt)');
+    assert.equal(rows.reduce((a, r) => a + (r.reward as number), 0) / rows.length, f.mean_score);
+    assert.equal(rows.filter((r) => r.correct === true).length, f.correct);
+    assert.deepEqual(
+      rows.map(({ step, prompt, response, ground_truth, reward, correct, extracted_answer, reward_components, extra }) => ({ step, prompt, response, ground_truth, reward, correct, extracted_answer, reward_components, extra })),
+      f.rows,
+      'each line: text verbatim, score, acc, pred, and the reward function\'s own keys (numbers as components, text in extra)',
+    );
+    assert.ok(rows.every((r) => r.split === 'train'));
+  });
+
+  it('verl: the split comes from the folder verl wrote the dump to, not from a parent folder that happens to hold "val"', async () => {
+    const root = path.join(tempDir(), 'evaluation-runs', 'grpo');
+    const lines = readFileSync(path.join(realFixtures, 'verl-sdpo', 'rollouts', '1.jsonl'), 'utf8').split('\n');
+    mkdirSync(path.join(root, 'rollouts'), { recursive: true });
+    mkdirSync(path.join(root, 'validation_data'), { recursive: true });
+    writeFileSync(path.join(root, 'rollouts', '1.jsonl'), lines.slice(0, 5).join('\n') + '\n');
+    writeFileSync(path.join(root, 'validation_data', '1.jsonl'), lines.slice(0, 3).join('\n') + '\n');
+    for (const bulk of [true, false]) {
+      const s = await RolloutStore.open(':memory:');
+      try {
+        await s.import([root], { run: 'r', bulk });
+        assert.deepEqual(await s.all(`select split, count(*)::int as n from rollouts group by 1 order by 1`), [{ split: 'train', n: 5 }, { split: 'val', n: 3 }], `bulk: ${bulk}`);
+      } finally {
+        s.close();
+      }
+    }
+  });
+
+  it('verl: a byte-identical copy of a dump in the same import is counted once, on both paths', async () => {
+    const root = tempDir();
+    for (const sub of ['run/rollouts', 'run-copy/rollouts']) {
+      mkdirSync(path.join(root, sub), { recursive: true });
+      copyFileSync(path.join(realFixtures, 'verl-sdpo', 'rollouts', '1.jsonl'), path.join(root, sub, '1.jsonl'));
+    }
+    for (const bulk of [true, false]) {
+      const s = await RolloutStore.open(':memory:');
+      try {
+        const r = await s.import([root], { run: 'r', bulk });
+        assert.deepEqual(r.files.map((f) => f.status).sort(), ['imported', 'unchanged'], `bulk: ${bulk}`);
+        assert.deepEqual(await s.all(`select count(*)::int as n from rollouts`), [{ n: 5 }], `bulk: ${bulk}`);
+      } finally {
+        s.close();
+      }
+    }
+  });
 
   it('SWE-agent: one rollout per trajectory file, with its turns, exit status, timeouts and patch', async () => {
     const withTrajectory = facts.swe_agent.filter((f) => f.has_trajectory);
