@@ -90,6 +90,23 @@ describe('hostile imports (real DuckDB, real files)', () => {
     assert.deepEqual(bulk!.rows, stream!.rows);
   });
 
+  it("a group's samples apart in a file (interleaved prompts, a step between them) get the sample indices and lines of the streaming path", async () => {
+    const root = tempDir();
+    // Prompts 0 and 1 interleaved; prompt 2 at two steps (two groups, each one run); prompt 3 together.
+    const dir = dump(root, {
+      '1.jsonl': [verlLine(0), verlLine(2), verlLine(1), verlLine(3), verlLine(0)],
+      '2.jsonl': [verlLine(4), verlLine(5, { step: '2' }), verlLine(4, { step: '2' }), verlLine(6), verlLine(7)],
+    });
+    const [bulk, stream] = await bothPaths(root, dir);
+    assert.equal(bulk!.error, undefined, String(bulk!.error));
+    assert.deepEqual(bulk!.summary?.files.map((f) => f.reader), ['duckdb', 'duckdb'], 'DuckDB read both files itself');
+    const byLine = (rows: Record<string, unknown>[], file: string) =>
+      rows.filter((r) => String(r.raw_ref).includes(file)).sort((a, b) => Number(String(a.raw_ref).split(':').pop()) - Number(String(b.raw_ref).split(':').pop()));
+    assert.deepEqual(byLine(bulk!.rows, '1.jsonl').map((r) => r.sample_index), [0, 0, 1, 1, 2]);
+    assert.deepEqual(byLine(bulk!.rows, '2.jsonl').map((r) => [r.step, r.sample_index]), [[1, 0], [2, 0], [2, 1], [1, 0], [1, 1]]);
+    assert.deepEqual(bulk!.rows, stream!.rows);
+  });
+
   it('a key given twice in a record keeps its last value on both paths', async () => {
     const root = tempDir();
     const twice = (i: number, key: string, first: string, last: string) => verlLine(i).replace(/\}$/, `, ${JSON.stringify(key)}: ${first}, ${JSON.stringify(key)}: ${last}}`);
@@ -107,6 +124,26 @@ describe('hostile imports (real DuckDB, real files)', () => {
     assert.deepEqual(bulk!.rows, stream!.rows);
     assert.equal(bulk!.rows[0]!.response, 'last');
     assert.equal(bulk!.rows[1]!.reward, 1);
+  });
+
+  it('a record with other keys than the first (one more, one fewer, another order) is streamed: DuckDB would drop or reorder them', async () => {
+    const root = tempDir();
+    const dir = dump(root, {
+      '1.jsonl': [verlLine(0, { tag: '"a"' }), verlLine(1, { tag: '"b"', late: '[1, 2]' })],
+      '2.jsonl': [verlLine(2, { tag: '"a"' }), verlLine(3)],
+      '3.jsonl': [verlLine(4, { tag: '"a"', note: '"n"' }), verlLine(5, { note: '"m"', tag: '"b"' })],
+      '4.jsonl': [verlLine(6, { tag: '"a"' }), verlLine(7, { tag: '"b"' })],
+    });
+    const extras: { raw_ref: string; extra: string | null }[][] = [];
+    for (const bulk of [true, false]) {
+      await withStore(path.join(root, `${bulk}.duckdb`), async (s) => {
+        const r = await s.import([dir], { run: 'r', bulk });
+        if (bulk) assert.deepEqual(r.files.map((f) => f.reader), ['stream', 'stream', 'stream', 'duckdb']);
+        extras.push(await s.all<{ raw_ref: string; extra: string | null }>(`select raw_ref, extra from rollouts order by raw_ref`));
+      });
+    }
+    assert.deepEqual(extras[0], extras[1]);
+    assert.equal(extras[0]![1]!.extra, '{"tag":"b","late":[1,2]}');
   });
 
   it('CR-only and CRLF line endings and a byte-order mark import like LF files, on both paths', async () => {
@@ -169,10 +206,23 @@ describe('hostile imports (real DuckDB, real files)', () => {
     await withStore(store, async (s) => assert.deepEqual(await s.counts(), { runs: 0, rollouts: 0, steps: 0, groups: 0, imports: 0, quarantined: 0 }));
   });
 
-  it('SIGTERM ends an import promptly while DuckDB reads the files, with exit 143 and the store as it was', async () => {
+  // Both formats DuckDB reads itself: verl dumps and prime-rl traces.
+  const killDumps: [string, (root: string) => string][] = [
+    ['verl', (root) => dump(root, { '1.jsonl': Array.from({ length: 40_000 }, (_, i) => verlLine(i, { output: JSON.stringify(`${'w'.repeat(2000)} ${i}`) })) })],
+    [
+      'prime-rl',
+      (root) => {
+        const dir = path.join(root, 'run', 'rollouts', 'step_1', 'train', 'all');
+        mkdirSync(dir, { recursive: true });
+        const line = (i: number) => `{"example_id": ${i >> 3}, "prompt": [{"role": "user", "content": "q ${i >> 3}"}], "completion": [{"role": "assistant", "content": "${'w'.repeat(2000)} ${i}"}], "reward": ${i % 2}.0, "metrics": {"acc": ${i % 2}.0}, "kind": "train"}\n`;
+        writeFileSync(path.join(dir, 'traces.jsonl'), Array.from({ length: 40_000 }, (_, i) => line(i)).join(''));
+        return path.join(root, 'run');
+      },
+    ],
+  ];
+  for (const [format, makeDump] of killDumps) it(`SIGTERM ends an import promptly while DuckDB reads the files (${format}), with exit 143 and the store as it was`, async () => {
     const root = tempDir();
-    const pad = 'w'.repeat(2000);
-    const dir = dump(root, { '1.jsonl': Array.from({ length: 40_000 }, (_, i) => verlLine(i, { output: JSON.stringify(`${pad} ${i}`) })) });
+    const dir = makeDump(root);
     const store = path.join(root, 's.duckdb');
     const child = spawn(process.execPath, [bin, 'import', dir, '--store', store], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, EVOTRAINER_TRACE: '1' } });
     let stderr = '';

@@ -115,4 +115,44 @@ describe('JSONL reader', () => {
       for (const t of once) assert.equal(scan(t, step), false, `${JSON.stringify(t)} in ${step}-byte reads`);
     }
   });
+
+  it("checks a bulk plan's shape: the keys in order, flat single-turn messages, numbers JavaScript writes the same, however the bytes are split", () => {
+    const check = { keys: ['p', 'c', 'x'], messages: ['p', 'c'], singleTurn: 'c', jsonText: ['x'] };
+    const scan = (text: string, step: number) => {
+      const s = new DuplicateKeyScan(check);
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length && !s.found; i += step) s.feed(bytes.subarray(i, i + step));
+      return s.found;
+    };
+    const line = (p: string, c: string, x: string) => `{"p": ${p}, "c": ${c}, "x": ${x}}\n`;
+    const sys = '{"role": "system", "content": "s\\n \\"q\\" 1, 2"}';
+    const fine = [
+      line(`[${sys}, {"role": "user", "content": "u", "name": null}]`, '[{"role": "assistant", "content": "a", "tool_calls": null}]', '{"t": 812.0, "u": 0.125, "n": [1, -2, 1767225601.2345679], "s": "1.50"}'),
+      line('"text"', '"text"', '3'),
+      line('[]', 'null', 'null'),
+      line(`[${sys}, {"role": "assistant", "content": "shot"}, {"role": "user", "content": "q"}]`, '[{"role": "user", "content": "more"}, {"role": "assistant", "content": "x"}]', '{}'),
+    ];
+    const differ = {
+      'a key missing': '{"p": "a", "c": "b"}\n',
+      'a key more': '{"p": "a", "c": "b", "x": 1, "y": 2}\n',
+      'keys in another order': '{"c": "b", "p": "a", "x": 1}\n',
+      'a number in a message': line(`[{"role": "user", "content": "u", "n": 1}]`, '"c"', '1'),
+      'a role that is not text': line(`[{"role": 1, "content": "u"}]`, '"c"', '1'),
+      'no role': line(`[{"content": "u"}]`, '"c"', '1'),
+      'a list in a message': line(`[{"role": "user", "content": ["u"]}]`, '"c"', '1'),
+      'a message that is text': line(`["u"]`, '"c"', '1'),
+      'a key twice in a message': line(`[{"role": "user", "role": "user"}]`, '"c"', '1'),
+      'a whole-number key': line(`[{"role": "user", "0": "u"}]`, '"c"', '1'),
+      'an escaped control character': line(`[{"role": "user", "content": "a\\u001b[31m"}]`, '"c"', '1'),
+      'two assistant turns': line('"p"', '[{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]', '1'),
+      'a tool message': line('"p"', '[{"role": "tool", "content": "out"}]', '1'),
+      'an exponent': line('"p"', '"c"', '{"lr": 1e-07}'),
+      'a trailing zero': line('"p"', '"c"', '[1.50]'),
+      'a negative zero': line('"p"', '"c"', '-0.0'),
+    };
+    for (const step of [1, 3, 7, 1 << 20]) {
+      for (const t of fine) assert.equal(scan(t, step), false, `${JSON.stringify(t)} in ${step}-byte reads`);
+      for (const [what, t] of Object.entries(differ)) assert.equal(scan(`${fine[0]}${t}`, step), true, `${what} in ${step}-byte reads`);
+    }
+  });
 });

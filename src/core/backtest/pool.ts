@@ -1,6 +1,8 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { availableParallelism, constants, tmpdir } from 'node:os';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { confinement, sameIsolation, startingIsolation, workerIsolation, type WorkerIsolation } from './confine';
@@ -83,8 +85,120 @@ function callLine(head: string, items: SerializedItem[], tail: string): string |
   return Buffer.concat(parts);
 }
 
+/** How the host talks to one worker process: its requests, its answers, its stderr, its end. */
+interface Channel {
+  input: Writable;
+  output: Readable;
+  errors: Readable;
+  onExit(cb: (code: number | null, signal: NodeJS.Signals | null) => void): void;
+  onError(cb: (err: Error) => void): void;
+  kill(): void;
+}
+
+/** The command line of a worker (or of the zygote forking several), confined as `isolation` says. */
+function workerCommand(o: PoolOptions, isolation: WorkerIsolation, scratch: string, extra: Record<string, unknown> = {}) {
+  const { confine, env } = confinement(isolation, scratch, [o.root]);
+  const cmd = [...isolation.prefix, o.python ?? 'python3', '-u', workerScript(), JSON.stringify({ root: o.root, memory_mb: o.memoryMb ?? 0, ...confine, ...extra })];
+  return { cmd, env };
+}
+
+/** A worker process of its own. */
+function spawnedChannel(o: PoolOptions, isolation: WorkerIsolation, scratch: string): Channel {
+  const { cmd, env } = workerCommand(o, isolation, scratch);
+  const proc: ChildProcessWithoutNullStreams = spawn(cmd[0]!, cmd.slice(1), { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe'], env });
+  return {
+    input: proc.stdin,
+    output: proc.stdout,
+    errors: proc.stderr,
+    onExit: (cb) => proc.on('exit', cb),
+    onError: (cb) => proc.on('error', cb),
+    kill: () => proc.kill('SIGKILL'),
+  };
+}
+
+const signalName = (n: number | null): NodeJS.Signals | null => (n === null ? null : ((Object.entries(constants.signals).find(([, v]) => v === n)?.[0] as NodeJS.Signals | undefined) ?? null));
+
+/**
+ * One interpreter started (and confined, and checked) once, that forks the pool's first
+ * workers (worker.py's zygote): each talks over a socket of its own, writes its own stderr,
+ * and the zygote reports its exit and kills it on request. It runs no harness code itself.
+ */
+class Zygote {
+  private readonly proc: ChildProcess;
+  private readonly exits = new Map<number, (code: number | null, signal: NodeJS.Signals | null) => void>();
+  private readonly errorsOf: PassThrough[] = [];
+  private gone = false;
+
+  constructor(o: PoolOptions, isolation: WorkerIsolation, scratch: string, private readonly n: number) {
+    const forks = Array.from({ length: n }, (_, k) => [3 + 2 * k, 4 + 2 * k]);
+    const { cmd, env } = workerCommand(o, isolation, scratch, { forks });
+    this.proc = spawn(cmd[0]!, cmd.slice(1), { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe', ...forks.flat().map(() => 'pipe' as const)], env });
+    // (a zygote that dies early resets its sockets: its exit says what happened)
+    for (const stream of this.proc.stdio) stream?.on('error', () => {});
+    createInterface({ input: this.proc.stdout! }).on('line', (line) => {
+      try {
+        const m = JSON.parse(line) as { exited?: number; code: number | null; signal: number | null };
+        if (typeof m.exited === 'number') this.exit(m.exited, m.code, signalName(m.signal));
+      } catch {
+        // not a report
+      }
+    });
+    // What the zygote says (it could not start, or confine) concerns every worker.
+    this.proc.stderr!.on('data', (d: Buffer) => this.errorsOf.forEach((e) => e.write(d)));
+    this.proc.on('exit', (code, signal) => {
+      this.gone = true;
+      for (const k of [...this.exits.keys()]) this.exit(k, code, signal);
+    });
+    this.proc.on('error', (err) => {
+      this.gone = true;
+      for (const e of this.errorsOf) e.write(`\n${err.message}`);
+      for (const k of [...this.exits.keys()]) this.exit(k, null, null);
+    });
+  }
+
+  private exit(k: number, code: number | null, signal: NodeJS.Signals | null): void {
+    const cb = this.exits.get(k);
+    this.exits.delete(k);
+    if (this.gone) (this.proc.stdio[3 + 2 * k] as Socket | null)?.destroy();
+    cb?.(code, signal);
+  }
+
+  channel(k: number): Channel {
+    const socket = this.proc.stdio[3 + 2 * k] as Socket;
+    const errors = new PassThrough();
+    this.errorsOf.push(errors);
+    (this.proc.stdio[4 + 2 * k] as Socket).pipe(errors, { end: false });
+    return {
+      input: socket,
+      output: socket,
+      errors,
+      onExit: (cb) => {
+        if (this.gone) setImmediate(() => cb(this.proc.exitCode, this.proc.signalCode));
+        else this.exits.set(k, cb);
+      },
+      onError: () => {},
+      kill: () => {
+        if (this.exits.has(k) && !this.gone) this.proc.stdin!.write(JSON.stringify({ op: 'kill', worker: k }) + '\n');
+      },
+    };
+  }
+
+  /** Once every worker has ended: the zygote ends too (it kills any left). */
+  async close(): Promise<void> {
+    if (this.gone) return;
+    const done = new Promise<void>((r) => this.proc.once('exit', () => r()));
+    this.proc.stdin!.end();
+    const t = setTimeout(() => this.proc.kill('SIGKILL'), 2000);
+    await done;
+    clearTimeout(t);
+  }
+
+  kill(): void {
+    if (!this.gone) this.proc.kill('SIGKILL');
+  }
+}
+
 class Worker {
-  readonly proc: ChildProcessWithoutNullStreams;
   private listener: ((m: Chunk) => void) | null = null;
   private stderrTail = '';
   exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
@@ -95,13 +209,12 @@ class Worker {
   constructor(
     private readonly o: PoolOptions,
     private readonly isolation: WorkerIsolation,
-    scratch: string,
+    private readonly channel: Channel,
   ) {
-    const { confine, env } = confinement(isolation, scratch, [o.root]);
-    const cmd = [...isolation.prefix, o.python ?? 'python3', '-u', workerScript(), JSON.stringify({ root: o.root, memory_mb: o.memoryMb ?? 0, ...confine })];
-    this.proc = spawn(cmd[0]!, cmd.slice(1), { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe'], env });
-    this.proc.stdin.on('error', () => {});
-    createInterface({ input: this.proc.stdout }).on('line', (line) => {
+    channel.input.on('error', () => {});
+    // (a worker that dies with requests unread resets its socket: its exit says what happened)
+    const lines = createInterface({ input: channel.output }).on('error', () => {});
+    lines.on('line', (line) => {
       let m: Chunk;
       try {
         m = JSON.parse(line) as Chunk;
@@ -110,15 +223,15 @@ class Worker {
       }
       this.listener?.(m);
     });
-    this.proc.stderr.on('data', (d: Buffer) => {
+    channel.errors.on('data', (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000);
     });
-    this.proc.on('exit', (code, signal) => {
+    channel.onExit((code, signal) => {
       this.exited = { code, signal };
       this.listener?.({});
       for (const w of this.exitWaiters.splice(0)) w();
     });
-    this.proc.on('error', (err) => {
+    channel.onError((err) => {
       this.exited = { code: null, signal: null };
       this.stderrTail += `\n${err.message}`;
       this.listener?.({});
@@ -170,7 +283,7 @@ class Worker {
 
   async start(): Promise<void> {
     // The loads wait in the pipe while the interpreter starts: no round trip per function.
-    for (const f of this.o.functions) this.proc.stdin.write(JSON.stringify({ op: 'load', ...f }) + '\n');
+    for (const f of this.o.functions) this.channel.input.write(JSON.stringify({ op: 'load', ...f }) + '\n');
     let ready = false;
     let confined = false;
     const loaded = new Map<string, Chunk>();
@@ -202,7 +315,7 @@ class Worker {
   /** Runs one batch (each item as its JSON text); returns the results it got, and whether the worker failed before the end. */
   async call(id: number, name: string, items: SerializedItem[], timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
     const results: (CallResult | undefined)[] = new Array(items.length);
-    this.proc.stdin.write(callLine(`{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[`, items, ']}\n'));
+    this.channel.input.write(callLine(`{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[`, items, ']}\n'));
     const onChunk = (m: Chunk) => {
       if (m.id !== id || !m.results) return;
       m.results.forEach(([value, error], k) => (results[m.from! + k] = error === null ? { value, error: null } : { value: null, error }));
@@ -228,13 +341,13 @@ class Worker {
 
   kill(): void {
     this.killed = true;
-    if (!this.exited) this.proc.kill('SIGKILL');
+    if (!this.exited) this.channel.kill();
   }
 
   async close(): Promise<void> {
     if (this.exited) return;
     const done = new Promise<void>((r) => this.exitWaiters.push(r));
-    this.proc.stdin.end(JSON.stringify({ op: 'exit' }) + '\n');
+    this.channel.input.end(JSON.stringify({ op: 'exit' }) + '\n');
     const t = setTimeout(() => this.kill(), 2000);
     await done;
     clearTimeout(t);
@@ -250,6 +363,8 @@ export interface PoolStats {
 
 export class WorkerPool {
   private idle: Worker[] = [];
+  /** What forked the first workers (when more than one). */
+  private zygote: Zygote | null = null;
   /** Per worker started, the functions it found never read their extra_info. */
   private readonly extraInfoUnread: ReadonlySet<string>[] = [];
   private nextId = 1;
@@ -288,10 +403,13 @@ export class WorkerPool {
     const pool = new WorkerPool(o, isolation);
     const n = Math.max(1, o.workers ?? availableParallelism());
     pool.stats.workers = n;
-    const started = await Promise.allSettled(Array.from({ length: n }, () => pool.spawnWorker()));
+    // Several workers fork from one interpreter (started once); replacements start on their own.
+    const zygote = n > 1 ? (pool.zygote = new Zygote(o, isolation, pool.scratch, n)) : null;
+    const started = await Promise.allSettled(Array.from({ length: n }, (_, k) => pool.spawnWorker(zygote?.channel(k))));
     const failed = started.find((s) => s.status === 'rejected');
     if (failed) {
       for (const s of started) if (s.status === 'fulfilled') s.value.kill();
+      zygote?.kill();
       pool.removeScratch();
       throw (failed as PromiseRejectedResult).reason;
     }
@@ -299,8 +417,8 @@ export class WorkerPool {
     return pool;
   }
 
-  private async spawnWorker(): Promise<Worker> {
-    const w = new Worker(this.o, this.isolation, this.scratch);
+  private async spawnWorker(channel: Channel = spawnedChannel(this.o, this.isolation, this.scratch)): Promise<Worker> {
+    const w = new Worker(this.o, this.isolation, channel);
     try {
       await w.start();
     } catch (err) {
@@ -394,6 +512,7 @@ export class WorkerPool {
 
   async close(): Promise<void> {
     await Promise.all(this.idle.splice(0).map((w) => w.close()));
+    await this.zygote?.close();
     this.removeScratch();
   }
 

@@ -117,6 +117,28 @@ function parseLine(buf: Buffer, line: number, endOffset: number, fileStart: bool
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const ESCAPED_CONTROL = Buffer.from('\\u00', 'latin1');
+
+/** What a bulk plan asks the scan to check beyond duplicate keys (see BulkPlan). */
+export interface ShapeCheck {
+  /** Every record's top-level keys, in this order. */
+  keys?: readonly string[];
+  /**
+   * Top-level keys whose values DuckDB stores as its own JSON text of them, in place of
+   * JSON.stringify's: each such value must be text, null, or a list of flat chat messages
+   * (objects with a string `role`, values that are text, true, false or null, no key
+   * twice, no whole-number key, no control character DuckDB escapes in upper case), so
+   * that both texts are the same.
+   */
+  messages?: readonly string[];
+  /** The one of `messages` whose list may hold one assistant message at most and no tool message (a single turn). */
+  singleTurn?: string;
+  /**
+   * Top-level keys whose values DuckDB stores as its own JSON text: every number in them
+   * must be written as JavaScript writes it (a `.0` fraction aside, which the plan drops).
+   */
+  jsonText?: readonly string[];
+}
 
 /**
  * Watches JSONL bytes, fed in any chunks, for a record that names one top-level key twice.
@@ -125,6 +147,12 @@ const BACKSLASH = 0x5c;
  * streaming path, so both paths store the same rows. Strings are skipped natively
  * (indexOf), so the cost is per token, not per byte. A malformed line can only make it
  * report a duplicate that is not there, which costs speed, never a wrong row.
+ *
+ * Given a ShapeCheck (a bulk plan's), it also reports a record whose top-level keys are
+ * not exactly the plan's, in that order, as their JSON text is written (DuckDB's reader,
+ * given a column spec, drops a key it does not name and reads a missing one as null), or
+ * whose message values are not of the shape the plan's SQL relies on: `found` then says
+ * the file must be streamed.
  */
 export class DuplicateKeyScan {
   found = false;
@@ -135,6 +163,38 @@ export class DuplicateKeyScan {
   private expectKey = false;
   private key = '';
   private keys = new Set<string>();
+  /** The expected keys as their raw bytes in the file (latin1 of the UTF-8 of their JSON text). */
+  private readonly expected: string[] | undefined;
+  private readonly messageKeys: Set<string>;
+  /** Top-level keys seen so far in the current record. */
+  private count = 0;
+  /** The current top-level value is one of `messageKeys`. */
+  private inMessages = false;
+  /** Inside a message object (depth 3 of a messages value): its keys, whether a key comes next, whether it has a string role. */
+  private messageKeysSeen = new Set<string>();
+  private expectMessageKey = false;
+  private isMessageKey = false;
+  private awaitingRole = false;
+  private hasRole = false;
+  /** The role's value is being read (into `key`), in the single-turn list; its assistant messages so far. */
+  private isRole = false;
+  private readonly singleTurn: string | undefined;
+  private inSingleTurn = false;
+  private assistants = 0;
+  private readonly textKeys: Set<string>;
+  /** The current top-level value is one of `textKeys`; the number being read there. */
+  private inText = false;
+  private number = '';
+  /** The start of an escape cut by the end of the last chunk (see checkEscapes). */
+  private carry: Buffer | undefined;
+
+  constructor(check: ShapeCheck = {}) {
+    const raw = (k: string) => Buffer.from(JSON.stringify(k).slice(1, -1), 'utf8').toString('latin1');
+    this.expected = check.keys?.map(raw);
+    this.messageKeys = new Set((check.messages ?? []).map(raw));
+    this.singleTurn = check.singleTurn === undefined ? undefined : raw(check.singleTurn);
+    this.textKeys = new Set((check.jsonText ?? []).map(raw));
+  }
 
   feed(chunk: Buffer): void {
     const n = chunk.length;
@@ -143,7 +203,8 @@ export class DuplicateKeyScan {
       if (this.inString) {
         if (this.escapeNext) {
           this.escapeNext = false;
-          if (this.isKey) this.key += chunk.toString('latin1', i, i + 1);
+          if (this.carry) this.carry = Buffer.concat([this.carry, chunk.subarray(i, i + 1)]);
+          if (this.isKey || this.isMessageKey || this.isRole) this.key += chunk.toString('latin1', i, i + 1);
           i++;
           continue;
         }
@@ -152,35 +213,165 @@ export class DuplicateKeyScan {
         let j = end - 1;
         while (j >= i && chunk[j] === BACKSLASH) j--;
         const oddBackslashes = (end - 1 - j) % 2 === 1;
-        if (this.isKey && this.key.length < 4096) this.key += chunk.toString('latin1', i, end);
+        if ((this.isKey || this.isMessageKey || this.isRole) && this.key.length < 4096) this.key += chunk.toString('latin1', i, end);
+        if (this.inMessages && this.depth >= 2) this.checkEscapes(chunk, i, end, q === -1);
         if (q === -1) {
           this.escapeNext = oddBackslashes;
           return;
         }
         i = q + 1;
         if (oddBackslashes) {
-          if (this.isKey) this.key += '"';
+          if (this.isKey || this.isMessageKey || this.isRole) this.key += '"';
           continue;
         }
         this.inString = false;
         if (this.isKey) {
           if (this.keys.has(this.key)) this.found = true;
           this.keys.add(this.key);
+          if (this.expected && this.expected[this.count++] !== this.key) this.found = true;
+          this.inMessages = this.messageKeys.has(this.key);
+          this.inSingleTurn = this.key === this.singleTurn;
+          this.inText = this.textKeys.has(this.key);
+          this.assistants = 0;
+        } else if (this.isRole) {
+          this.isRole = false;
+          if (this.inSingleTurn && (this.key === 'tool' || (this.key === 'assistant' && ++this.assistants > 1))) this.found = true;
+        } else if (this.isMessageKey) {
+          // JavaScript puts whole-number keys first and keeps a repeated key's last value.
+          if (this.messageKeysSeen.has(this.key) || /^(0|[1-9][0-9]*)$/.test(this.key)) this.found = true;
+          this.messageKeysSeen.add(this.key);
+          if (this.key === 'role') this.awaitingRole = true;
+          this.isMessageKey = false;
         }
         continue;
       }
       const c = chunk[i++]!;
+      if (c === 0x20 || c === 0x09) continue;
+      if (this.inMessages && this.depth >= 2 && c !== NL && c !== CR) {
+        if (!this.messageToken(c)) {
+          this.found = true;
+          return;
+        }
+        if (c === QUOTE) {
+          this.inString = true;
+          this.isKey = false;
+          this.key = '';
+        }
+        continue;
+      }
+      if (this.inText) {
+        // A number of a value kept as JSON text, read whole (it may span chunks).
+        if ((c >= 0x30 && c <= 0x39) || c === 0x2d || c === 0x2e || c === 0x2b || c === 0x65 || c === 0x45) {
+          if (this.number || c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+            this.number += String.fromCharCode(c);
+            continue;
+          }
+        } else if (this.number) {
+          if (!writtenAsJs(this.number)) this.found = true;
+          this.number = '';
+        }
+      }
       if (c === QUOTE) {
         this.inString = true;
         this.isKey = this.depth === 1 && this.expectKey;
         this.expectKey = false;
         this.key = '';
       } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-        if (++this.depth === 1) this.keys.clear();
+        if (++this.depth === 1) {
+          this.keys.clear();
+          this.count = 0;
+        }
         this.expectKey = c === 0x7b && this.depth === 1;
-      } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) this.depth--;
-      else if (c === 0x2c /* , */) this.expectKey = this.depth === 1;
-      else if (c === NL || c === CR) this.depth = 0; // a line end outside a string ends the record, whatever came before
+      } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+        // A record ends: it had every expected key.
+        if (--this.depth === 0 && this.expected && this.count !== this.expected.length) this.found = true;
+        if (this.depth <= 1) this.inMessages = false;
+        if (this.depth === 0) this.inText = false;
+      } else if (c === 0x2c /* , */) {
+        this.expectKey = this.depth === 1;
+        if (this.depth === 1) this.inMessages = this.inText = false;
+      } else if (c === NL || c === CR) {
+        this.depth = 0; // a line end outside a string ends the record, whatever came before
+        this.inMessages = this.inText = false;
+        this.number = '';
+      }
     }
   }
+
+  /**
+   * A character outside strings inside a messages value (depth 2: the list, 3: a message):
+   * whether the shape still holds. Tracks the message's keys and its role.
+   */
+  private messageToken(c: number): boolean {
+    if (this.depth === 2) {
+      // Between messages: each is an object.
+      if (c === 0x7b) {
+        this.depth = 3;
+        this.messageKeysSeen.clear();
+        this.expectMessageKey = true;
+        this.hasRole = false;
+        return true;
+      }
+      if (c === 0x5d) {
+        this.depth = 1;
+        this.inMessages = false;
+        return true;
+      }
+      return c === 0x2c;
+    }
+    // In a message: keys, then text, true, false or null; no number, no nested list or object.
+    if (c === QUOTE) {
+      this.isMessageKey = this.expectMessageKey;
+      this.isRole = !this.isMessageKey && this.awaitingRole;
+      if (this.isRole) this.hasRole = true;
+      this.expectMessageKey = false;
+      this.awaitingRole = false;
+      return true;
+    }
+    if (c === 0x3a /* : */) return !this.expectMessageKey;
+    if (c === 0x2c) {
+      this.expectMessageKey = true;
+      return !this.awaitingRole;
+    }
+    if (c === 0x7d) {
+      this.depth = 2;
+      return this.hasRole && !this.awaitingRole;
+    }
+    this.isMessageKey = false;
+    if (this.awaitingRole) return false; // a role that is not text
+    return c === 0x74 /* t */ || c === 0x72 || c === 0x75 || c === 0x65 || c === 0x66 /* f */ || c === 0x61 || c === 0x6c || c === 0x73 || c === 0x6e /* n */;
+  }
+
+  /**
+   * A control character DuckDB writes as \u001F (JavaScript: \u001f) in a string's bytes
+   * chunk[from, to): the text would differ. An escape the chunk's end cuts is carried over.
+   */
+  private checkEscapes(chunk: Buffer, from: number, to: number, continues: boolean): void {
+    if (this.carry) {
+      const joined = Buffer.concat([this.carry, chunk.subarray(from, Math.min(to, from + 6))]);
+      this.carry = joined.length < 6 && continues ? joined : undefined;
+      if (!this.carry && upperCaseEscape(joined)) this.found = true;
+    }
+    if (upperCaseEscape(chunk.subarray(from, to))) this.found = true;
+    if (continues && !this.carry) {
+      const k = chunk.lastIndexOf(BACKSLASH, to - 1);
+      if (k !== -1 && k >= Math.max(from, to - 5)) this.carry = Buffer.from(chunk.subarray(k, to));
+    }
+  }
+}
+
+/** Whether `bytes` hold an escaped control character with a hex letter (\u000b … \u001f), which DuckDB writes in upper case. */
+function upperCaseEscape(bytes: Buffer): boolean {
+  for (let u = bytes.indexOf(ESCAPED_CONTROL); u !== -1; u = bytes.indexOf(ESCAPED_CONTROL, u + 1)) {
+    const a = bytes[u + 4];
+    const b = bytes[u + 5];
+    if ((a === 0x30 || a === 0x31) && b !== undefined && ((b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66))) return true;
+  }
+  return false;
+}
+
+/** Whether JavaScript writes the JSON number `text` as it is (a `.0` fraction dropped, as the bulk plans drop it). */
+function writtenAsJs(text: string): boolean {
+  const t = /^-?[0-9]+\.0+$/.test(text) ? text.replace(/\.0+$/, '') : text;
+  return t !== '-0' && String(Number(t)) === t;
 }

@@ -24,10 +24,12 @@
 import type { Split } from '../../model';
 import type { ImporterItem, RolloutRecord, StepRecord, TokenSeries } from '../rows';
 import { classifyCommand } from './actions';
+import { parsePythonJson } from './pythonJson';
 import { readRecordLines } from './recordLines';
 import { contentText, shellCommand, toolCallText, toolCalls } from './messages';
 import { describeType, isRecord, posix } from './util';
-import type { Importer, ReadOptions } from './types';
+import { differsFromJs, ident, jsNumber, NUMERIC, sqlString, wholeNumbersAsJs } from './bulkSql';
+import type { BulkPlan, Importer, ReadOptions } from './types';
 
 const PATH = /(?:^|\/)rollouts\/step_(\d+)\/(?:(train|eval)\/(all|effective)\/traces|(train|eval)_rollouts)\.jsonl$/;
 
@@ -51,6 +53,8 @@ export const primeRlImporter: Importer = {
     if (!PATH.test(posix(file))) return false;
     return /^\s*\{/.test(head) && /"(example_id|prompt|completion|reward|nodes|rewards|task)"\s*:/.test(head);
   },
+
+  bulk,
 
   async *read(file: string, opts: ReadOptions): AsyncGenerator<ImporterItem> {
     const m = PATH.exec(posix(file));
@@ -331,3 +335,158 @@ function isMessage(m: unknown): m is Message {
 
 
 
+
+/**
+ * DuckDB reads a file of verifiers RolloutOutput records itself (the bulk path) when every
+ * record has the keys of the first, in its order, and each maps column to column: what
+ * `fromOutput` makes of it is computed in SQL. A record that would have steps (tool use, or
+ * several assistant turns) or per-token values, or that holds a value this SQL cannot be
+ * sure to store as `fromOutput` does (a number JavaScript would write otherwise, an error
+ * object without a message), is marked bad, and its file streamed. Trace records (`nodes`)
+ * are always streamed.
+ */
+function bulk(file: string, head: string): BulkPlan | null {
+  const m = PATH.exec(posix(file));
+  const nl = head.indexOf('\n');
+  if (!m || nl === -1) return null;
+  let first: unknown;
+  try {
+    first = JSON.parse(head.slice(0, nl));
+  } catch {
+    first = parsePythonJson(head.slice(0, nl))?.value; // NaN, as json.dumps writes it
+  }
+  if (!isRecord(first) || 'nodes' in first || 'group' in first || !('prompt' in first) || !('completion' in first)) return null;
+  const keys = Object.keys(first);
+  const metricKeys = isRecord(first['metrics']) ? Object.keys(first['metrics']) : [];
+  // JavaScript orders whole-number keys first, and DuckDB's JSON paths cannot name every key.
+  if ([...keys, ...metricKeys].some((k) => /^(0|[1-9]\d*)$/.test(k) || /["\\]/.test(k))) return null;
+  const pathSplit = m[2] ?? m[4];
+  const has = (k: string) => keys.includes(k);
+  const c = ident;
+  // JSON null reads as SQL null: both are 'NULL' here.
+  const type = (k: string) => `coalesce(json_type(${c(k)}), 'NULL')`;
+  const isNum = (x: string) => `json_type(${x}) in ${NUMERIC}`;
+  const finite = (x: string) => `case when ${isNum(x)} and isfinite((${x})::double) then (${x})::double end`;
+  const str = (k: string) => `(${c(k)} ->> '$')`;
+  const bad: string[] = [];
+  /** null, a string or a number (as String(n)); anything else is bad. */
+  const idText = (k: string) => {
+    if (!has(k)) return 'null::varchar';
+    bad.push(`(${c(k)} is not null and ${type(k)} <> 'VARCHAR' and ${jsNumber(`case when ${isNum(c(k))} then ${c(k)} end`)} is null)`);
+    return `case when ${type(k)} = 'VARCHAR' then ${str(k)} else ${jsNumber(`case when ${isNum(c(k))} then ${c(k)} end`)} end`;
+  };
+
+  // prompt and completion: text, or chat messages stored as their JSON text. The file's scan
+  // (ShapeCheck.messages) streams a file where a list is not of flat messages, each with a
+  // string role and text, true, false or null values: then DuckDB writes the list as
+  // JSON.stringify does, and a role shows in the text as "role":"assistant" exactly.
+  bad.push(`${type('prompt')} not in ('VARCHAR', 'ARRAY')`);
+  const errored = has('error') ? `${c('error')} is not null` : 'false';
+  const completion = `${c('completion')}::varchar`;
+  const assistant = `'"role":"assistant"'`;
+  const assistants = `(case when contains(${completion}, ${assistant}) then 1 else 0 end)`;
+  // Steps come from tool results, tool calls or several assistant turns: the scan
+  // (ShapeCheck.singleTurn; tool calls are lists) streams a file that has them.
+  bad.push(`not (${type('completion')} in ('VARCHAR', 'ARRAY') or (${c('completion')} is null and ${errored}))`);
+
+  if (has('reward')) bad.push(`(${c('reward')} is not null and not ${isNum(c('reward'))})`);
+  if (has('advantage')) bad.push(`(${c('advantage')} is not null and not ${isNum(c('advantage'))})`);
+  if (has('env_name')) bad.push(`(${c('env_name')} is not null and ${type('env_name')} <> 'VARCHAR')`);
+  const exampleId = idText('example_id');
+  const groupId = idText('group_id');
+  // Per-token values go to the token table: streamed.
+  if (has('trajectory')) bad.push(`(${c('trajectory')} is not null and not (${type('trajectory')} = 'ARRAY' and json_array_length(${c('trajectory')}) = 0))`);
+
+  // metrics: numbers (booleans as 1 / 0) under the first record's keys, in its order; null and NaN are left out.
+  let components = 'null::varchar';
+  if (has('metrics')) {
+    if (!isRecord(first['metrics']) || !metricKeys.length) {
+      bad.push(`(${c('metrics')} is not null and not (${type('metrics')} = 'OBJECT' and len(json_keys(${c('metrics')})) = 0))`);
+    } else {
+      const values = `json_extract(${c('metrics')}, [${metricKeys.map((k) => sqlString(`$."${k}"`)).join(', ')}])`;
+      const v = (i: number) => `${values}[${i + 1}]`;
+      bad.push(`(${c('metrics')} is not null and (${type('metrics')} <> 'OBJECT' or json_keys(${c('metrics')}) <> [${metricKeys.map(sqlString).join(', ')}]))`);
+      const parts = metricKeys.map((k, i) => {
+        const t = `json_type(${v(i)})`;
+        // A finite number JavaScript writes otherwise, or an infinite one that is not Python's NaN / Infinity (JavaScript reads 1e999 as Infinity and writes null).
+        const unsure = `(${isNum(v(i))} and (isfinite(${v(i)}::double) and ${jsNumber(v(i))} is null or not isfinite(${v(i)}::double) and ${v(i)}::varchar not in ('NaN', 'Infinity', '-Infinity')))`;
+        bad.push(`(${c('metrics')} is not null and (${t} not in ('NULL', 'BOOLEAN', ${NUMERIC.slice(1, -1)}) or ${unsure}))`);
+        const name = sqlString(`${JSON.stringify(k)}:`);
+        return `case when ${t} = 'BOOLEAN' then ${name} || case when ${v(i)}::varchar = 'true' then '1' else '0' end when ${isNum(v(i))} then ${name} || ${jsNumber(v(i))} end`;
+      });
+      components = `nullif('{' || concat_ws(',', ${parts.join(', ')}) || '}', '{}')`;
+    }
+  }
+
+  // error: its text, as errorTexts gives it; an error of another shape is streamed.
+  let errors = 'null::varchar';
+  if (has('error')) {
+    const e = c('error');
+    const field = (f: string) => `case when json_type(${e}, '$.${f}') = 'VARCHAR' and (${e} ->> '$.${f}') <> '' then ${e} ->> '$.${f}' end`;
+    const fromObject = `coalesce(${field('error_chain_str')}, case when ${field('message')} is not null then coalesce((case when json_type(${e}, '$.type') = 'VARCHAR' then (${e} ->> '$.type') || ': ' end), '') || ${field('message')} end, ${field('error')})`;
+    const text = `case when ${type('error')} = 'VARCHAR' then nullif(${str('error')}, '') when ${type('error')} = 'OBJECT' then ${fromObject} end`;
+    bad.push(`(${e} is not null and not (${type('error')} = 'VARCHAR' or (${type('error')} = 'OBJECT' and ${fromObject} is not null)))`);
+    errors = `case when ${text} is not null then '[' || to_json(${text})::varchar || ']' end`;
+    bad.push(`(${text} is not null and ${differsFromJs(`to_json(${text})::varchar`, false)})`);
+  }
+
+  // token_usage.output_tokens, stored as a whole number the store's integer column holds.
+  let responseTokens = 'null::integer';
+  if (has('token_usage')) {
+    const t = `${c('token_usage')} -> '$.output_tokens'`;
+    const n = `case when ${type('token_usage')} = 'OBJECT' then ${finite(t)} end`;
+    bad.push(`coalesce(trunc(${n}) not between -2147483648 and 2147483647, false)`);
+    responseTokens = `trunc(${n})::integer`;
+  }
+
+  // Everything else goes to extra, as JSON.stringify writes it.
+  const extraKeys = keys.filter((k) => !OUTPUT_MAPPED.has(k) && !OUTPUT_DROPPED.has(k));
+  let extra = 'null::varchar';
+  if (extraKeys.length) {
+    const raw = `'{' || concat(${extraKeys.map((k, i) => `${sqlString(`${i ? ',' : ''}${JSON.stringify(k)}:`)}, coalesce(${c(k)}::varchar, 'null')`).join(', ')}) || '}'`;
+    // Its numbers are checked by the file's scan (ShapeCheck.jsonText), the rest here.
+    extra = wholeNumbersAsJs(raw);
+    bad.push(differsFromJs(raw, true));
+  }
+
+  const env = has('env_name') ? `nullif(case when ${type('env_name')} = 'VARCHAR' then ${str('env_name')} end, '')` : 'null::varchar';
+  const task = has('task') ? `case when ${type('task')} = 'VARCHAR' then ${str('task')} end` : 'null::varchar';
+  const promptId = exampleId;
+  const numTurns = `case when ${type('completion')} = 'VARCHAR' then 1 when ${type('completion')} = 'ARRAY' then ${assistants} else 0 end`;
+  const projection = `
+      file_step as step,
+      file_split as split,
+      case when ${type('prompt')} = 'VARCHAR' then ${str('prompt')} else ${c('prompt')}::varchar end as prompt,
+      case when ${type('prompt')} = 'VARCHAR' then 'text' else 'messages' end as prompt_format,
+      case when ${type('completion')} = 'VARCHAR' then ${str('completion')} when ${c('completion')} is null then '[]' else ${c('completion')}::varchar end as response,
+      case when ${type('completion')} = 'VARCHAR' then 'text' else 'turns' end as response_format,
+      ${has('answer') ? `nullif(case when ${type('answer')} = 'VARCHAR' then ${str('answer')} end, '')` : 'null::varchar'} as ground_truth,
+      ${has('reward') ? finite(c('reward')) : 'null::double'} as reward,
+      ${components} as reward_components,
+      null::boolean as correct,
+      null::varchar as extracted_answer,
+      ${promptId} as prompt_id,
+      coalesce(${groupId}, case when ${promptId} is not null then file_step || ':' || file_split || ':' || coalesce(${env}, '') || ':' || ${promptId} end) as group_id,
+      ${has('advantage') ? finite(c('advantage')) : 'null::double'} as advantage,
+      ${has('stop_condition') ? `case when ${type('stop_condition')} = 'VARCHAR' then ${str('stop_condition')} end` : 'null::varchar'} as stop_reason,
+      ${responseTokens} as response_tokens,
+      ${numTurns} as num_turns,
+      ${errors} as errors,
+      ${has('timing') ? `case when ${type('timing')} = 'OBJECT' then ${finite(`${c('timing')} -> '$.total_ms'`)} end` : 'null::double'} as timing_ms,
+      coalesce(${env}, ${task}) as data_source,
+      ${extra} as extra,
+      (${bad.map((b) => `coalesce(${b}, false)`).join('\n        or ')}) as bad`;
+  const columns = `{${keys.map((k) => `${sqlString(k)}: 'JSON'`).join(', ')}}`;
+  return {
+    signature: `${keys.join('\u0000')}\u0001${metricKeys.join('\u0000')}`,
+    columns,
+    projection,
+    fileStep: Number(m[1]),
+    fileSplit: pathSplit === 'eval' ? 'val' : 'train',
+    keys,
+    messages: ['prompt', 'completion'],
+    singleTurn: 'completion',
+    jsonText: extraKeys,
+    optional: ['prompt_id', 'group_id', 'prompt_format', 'response_format', 'advantage', 'stop_reason', 'response_tokens', 'num_turns', 'errors', 'timing_ms'],
+  };
+}

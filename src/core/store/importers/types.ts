@@ -51,13 +51,15 @@ export interface ReadOptions {
 /**
  * Files read by DuckDB itself (its JSON reader is multi-threaded C++), for formats whose
  * records map column to column. The store reads many files of one `signature` in one
- * query: `read_json([...files], columns = <columns>, filename = true) with ordinality`,
- * joined to a table of per-file values `file_step` and `file_split`, and selects
+ * query: `read_json([...files], columns = <columns>) with ordinality`, with the per-file
+ * values `file_step` and `file_split` beside each row, and selects
  * `projection`: step, split, prompt, response, ground_truth, reward, reward_components
  * (JSON text), correct, extracted_answer, data_source, extra (JSON text), bad (true when
  * the record is not of the expected shape). A file with a bad record, or whose records
  * do not match its lines one to one, is read again by `read`, which reports errors with
- * their lines; so the bulk path never decides what an error is.
+ * their lines; so the bulk path never decides what an error is. The projection is row by
+ * row (scalar expressions; no join, subquery or aggregate): the streaming windows above it
+ * number the records in file order.
  */
 export interface BulkPlan {
   /** Files whose plans share a signature are read in one query. */
@@ -67,7 +69,43 @@ export interface BulkPlan {
   /** Per-file values the projection refers to as file_step and file_split. */
   fileStep: number;
   fileSplit: Split;
+  /**
+   * The top-level keys every record has, in this order (DuckDB's reader would silently drop
+   * a key the column spec does not name, and give a missing one as null): a file where a
+   * record's keys differ is streamed.
+   */
+  keys?: readonly string[];
+  /**
+   * Top-level keys whose values the projection stores as DuckDB's JSON text: a file where
+   * one is not text, null or a list of flat chat messages is streamed (see ShapeCheck).
+   */
+  messages?: readonly string[];
+  /** The one of `messages` that must be a single turn, and the keys whose numbers must read as JavaScript writes them (see ShapeCheck). */
+  singleTurn?: string;
+  jsonText?: readonly string[];
+  /** Columns of BULK_OPTIONAL_COLUMNS the projection selects too; the store gives the rest their defaults. */
+  optional?: readonly BulkOptionalColumn[];
 }
+
+/**
+ * Columns a bulk projection may select beside the required ones, with the value the store
+ * gives them otherwise (prompt_id / group_id: null is derived from the prompt, as the
+ * streaming path derives them).
+ */
+export const BULK_OPTIONAL_COLUMNS = {
+  prompt_id: 'null::varchar',
+  group_id: 'null::varchar',
+  prompt_format: "'text'",
+  response_format: "'text'",
+  advantage: 'null::double',
+  stop_reason: 'null::varchar',
+  response_tokens: 'null::integer',
+  num_turns: '1',
+  errors: 'null::varchar',
+  timing_ms: 'null::double',
+  env_class: 'null::varchar',
+} as const;
+export type BulkOptionalColumn = keyof typeof BULK_OPTIONAL_COLUMNS;
 
 export interface Importer {
   format: FormatName;

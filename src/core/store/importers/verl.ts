@@ -1,6 +1,7 @@
 import type { RolloutRecord, StepRecord } from '../rows';
 import { classifyCommand, extractBashBlock } from './actions';
 import { readJsonLines } from './jsonLines';
+import { ident, NUMERIC, sqlString } from './bulkSql';
 import type { BulkPlan, Importer } from './types';
 import { bad, bool, describeType, isRecord, num, posix, stepFromPath, str } from './util';
 
@@ -14,8 +15,6 @@ const BASE_KEYS = new Set(['input', 'output', 'gts', 'score', 'step', 'data_sour
  * `reward_extra_info` (e.g. `acc`, `pred`). verl writes no group id: the store derives
  * it from (step, prompt).
  */
-const sqlString = (s: string) => `'${s.replace(/'/g, "''")}'`;
-const NUMERIC = `('DOUBLE', 'BIGINT', 'UBIGINT')`;
 
 /** A turn boundary of a chat template (Qwen / ChatML) inside a decoded response. */
 export const TURN_MARKER = /<\|im_start\|>|<\|im_end\|>/;
@@ -87,8 +86,9 @@ function chatSteps(prompt: string, output: string): StepRecord[] {
 }
 
 /**
- * DuckDB reads the file itself when every line has the keys of the first (verl writes
- * the same keys for a whole dump); any line that differs marks the file for `read`.
+ * DuckDB reads the file itself when every line has the keys of the first, in its order
+ * (verl writes the same keys for a whole dump); any line that differs marks the file for
+ * `read`.
  * Multi-turn dumps (chat-template turn markers in `output`) go to `read`, which splits
  * each transcript into steps.
  */
@@ -111,7 +111,7 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
   const fileStep = stepFromPath(file, /(\d+)\.jsonl$/) ?? 0;
   // Every key is read as JSON: DuckDB parses each line once, and the shape checks below
   // see the original types (a number where text belongs marks the record bad).
-  const col = (k: string) => `"${k.replace(/"/g, '""')}"`;
+  const col = ident;
   const columns = `{${keys.map((k) => `${sqlString(k)}: ${k === 'input' || k === 'output' ? "'VARCHAR'" : "'JSON'"}`).join(', ')}}`;
   const has = (k: string) => keys.includes(k);
   const text = (k: string) => (has(k) ? `case when json_type(${col(k)}) = 'VARCHAR' then ${col(k)} ->> '$' when json_type(${col(k)}) = 'NULL' then null else ${col(k)}::varchar end` : 'null');
@@ -137,7 +137,7 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
       ${has('data_source') ? `case when json_type(${col('data_source')}) = 'VARCHAR' then ${col('data_source')} ->> '$' end` : 'null'} as data_source,
       ${obj(other, (k) => col(k))} as extra,
       (${badIf.join('\n        or ')}) as bad`;
-  return { signature: keys.join('\u0000'), columns, projection, fileStep, fileSplit: split };
+  return { signature: keys.join('\u0000'), columns, projection, fileStep, fileSplit: split, keys };
 }
 
 export const verlImporter: Importer = {
