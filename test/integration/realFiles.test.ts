@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RolloutStore } from '../../src/core/store/store';
 import { externalDir, fixtures, requireSharedData } from '../helpers/data';
-import { repoRoot } from '../helpers/tmp';
+import { repoRoot, tempDir } from '../helpers/tmp';
 
 requireSharedData();
 
@@ -98,6 +98,42 @@ describe('importers on real third-party files: numbers match the raw files', () 
       'each line: text verbatim, score, acc, pred, and the reward function\'s own keys (numbers as components, text in extra)',
     );
     assert.ok(rows.every((r) => r.split === 'train'));
+  });
+
+  it('verl: the split comes from the folder verl wrote the dump to, not from a parent folder that happens to hold "val"', async () => {
+    const root = path.join(tempDir(), 'evaluation-runs', 'grpo');
+    const lines = readFileSync(path.join(realFixtures, 'verl-sdpo', 'rollouts', '1.jsonl'), 'utf8').split('\n');
+    mkdirSync(path.join(root, 'rollouts'), { recursive: true });
+    mkdirSync(path.join(root, 'validation_data'), { recursive: true });
+    writeFileSync(path.join(root, 'rollouts', '1.jsonl'), lines.slice(0, 5).join('\n') + '\n');
+    writeFileSync(path.join(root, 'validation_data', '1.jsonl'), lines.slice(0, 3).join('\n') + '\n');
+    for (const bulk of [true, false]) {
+      const s = await RolloutStore.open(':memory:');
+      try {
+        await s.import([root], { run: 'r', bulk });
+        assert.deepEqual(await s.all(`select split, count(*)::int as n from rollouts group by 1 order by 1`), [{ split: 'train', n: 5 }, { split: 'val', n: 3 }], `bulk: ${bulk}`);
+      } finally {
+        s.close();
+      }
+    }
+  });
+
+  it('verl: a byte-identical copy of a dump in the same import is counted once, on both paths', async () => {
+    const root = tempDir();
+    for (const sub of ['run/rollouts', 'run-copy/rollouts']) {
+      mkdirSync(path.join(root, sub), { recursive: true });
+      copyFileSync(path.join(realFixtures, 'verl-sdpo', 'rollouts', '1.jsonl'), path.join(root, sub, '1.jsonl'));
+    }
+    for (const bulk of [true, false]) {
+      const s = await RolloutStore.open(':memory:');
+      try {
+        const r = await s.import([root], { run: 'r', bulk });
+        assert.deepEqual(r.files.map((f) => f.status).sort(), ['imported', 'unchanged'], `bulk: ${bulk}`);
+        assert.deepEqual(await s.all(`select count(*)::int as n from rollouts`), [{ n: 5 }], `bulk: ${bulk}`);
+      } finally {
+        s.close();
+      }
+    }
   });
 
   it('SWE-agent: one rollout per trajectory file, with its turns, exit status, timeouts and patch', async () => {

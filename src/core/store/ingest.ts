@@ -557,8 +557,11 @@ export class Ingest {
       for (const m of meta) {
         const c = counts.get(m.importId);
         const ok = m.endsWithNewline && !m.duplicateKeys && m.lines > 0 && c !== undefined && c.bad === 0 && c.n === m.lines && c.hi - c.lo + 1 === c.n;
-        if (ok && !batch.hashes.has(`${run}:${m.hash}`)) good.push(m);
-        else if (ok) results.push({ file: m.file, format, run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
+        if (ok && !batch.hashes.has(`${run}:${m.hash}`)) {
+          good.push(m);
+          // A byte-identical copy later in this batch is then unchanged, as on the streaming path.
+          batch.hashes.add(`${run}:${m.hash}`);
+        } else if (ok) results.push({ file: m.file, format, run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
         else stream.push(files.find((f) => f.file === m.file)!);
       }
       const goodIds = good.map((m) => m.importId);
