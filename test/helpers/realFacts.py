@@ -103,7 +103,19 @@ def verl_dump(rel):
     }
 
 
+def verl_file_logger(folder):
+    """verl's file logger: {"step": N, "data": {metric: value}} per line; every logged number is a point."""
+    points = []
+    for f in sorted(glob.glob(os.path.join(real, folder, "*.jsonl"))):
+        for line in open(f, encoding="utf-8"):
+            if line.strip():
+                r = json.loads(line)
+                points += [{"step": r["step"], "metric": k, "value": float(v)} for k, v in r["data"].items() if isinstance(v, (int, float))]
+    return points
+
+
 print(json.dumps({
+    "verl_sdpo_metrics": verl_file_logger("verl-sdpo-arc"),
     "verl_sdpo": verl_dump(os.path.join("verl-sdpo", "rollouts", "1.jsonl")),
     "swe_agent": swe_agent(),
     "verifiers": {env: verifiers(env) for env in ("math_python", "wordle")},
