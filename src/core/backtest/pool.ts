@@ -9,7 +9,8 @@ import { confinement, sameIsolation, startingIsolation, workerIsolation, type Wo
 
 /**
  * Long-lived `python3` workers that run the harness's own reward and filter code over
- * cached rollouts (worker.py, JSON lines over stdin/stdout), one per core, batched.
+ * cached rollouts (worker.py, JSON lines over stdin/stdout or a socket), one per core,
+ * batched; several are forked from one interpreter started once (the Zygote below).
  * A call past its timeout is that item's error; a worker that hangs past the timeout
  * (harness code swallowing the alarm, a blocking C call) or dies (segfault, os._exit,
  * out of memory) is replaced, and the items it had not answered are retried one by one
@@ -46,6 +47,31 @@ export interface PoolOptions {
 /** One item's JSON text, as a string or as its UTF-8 bytes. */
 export type SerializedItem = string | Uint8Array;
 
+/** Items serialized and joined: their JSON texts separated by commas, and where each one ends. */
+export interface JoinedItems {
+  joined: Uint8Array;
+  /** Item i spans from just after the comma ending item i - 1 (0 for the first) to ends[i]. */
+  ends: number[];
+}
+
+/** A run of items already serialized: one by one, or joined. */
+export type SerializedChunk = SerializedItem[] | JoinedItems;
+
+const countOf = (items: SerializedChunk): number => (Array.isArray(items) ? items.length : items.ends.length);
+
+/** Items `from` to `to` (exclusive) of a run. */
+function sliceItems(items: SerializedChunk, from: number, to: number): SerializedChunk {
+  if (Array.isArray(items)) return items.slice(from, to);
+  const start = from ? items.ends[from - 1]! + 1 : 0;
+  return { joined: items.joined.subarray(start, items.ends[to - 1]), ends: items.ends.slice(from, to).map((e) => e - start) };
+}
+
+/** Item `k` of a run, alone. */
+function itemAt(items: SerializedChunk, k: number): SerializedItem {
+  if (Array.isArray(items)) return items[k]!;
+  return items.joined.subarray(k ? items.ends[k - 1]! + 1 : 0, items.ends[k]);
+}
+
 export type CallResult = { value: unknown; error: null } | { value: null; error: string };
 
 export class BacktestError extends Error {}
@@ -74,7 +100,8 @@ interface Chunk {
 const COMMA = Buffer.from(',');
 
 /** `head`, the items' JSON separated by commas, `tail`: as one string, or as bytes where an item comes as bytes. */
-function callLine(head: string, items: SerializedItem[], tail: string): string | Buffer {
+function callLine(head: string, items: SerializedChunk, tail: string): string | Buffer {
+  if (!Array.isArray(items)) return Buffer.concat([Buffer.from(head), items.joined, Buffer.from(tail)]);
   if (items.every((x) => typeof x === 'string')) return head + items.join(',') + tail;
   const parts: Uint8Array[] = [Buffer.from(head)];
   items.forEach((x, i) => {
@@ -313,15 +340,16 @@ class Worker {
   }
 
   /** Runs one batch (each item as its JSON text); returns the results it got, and whether the worker failed before the end. */
-  async call(id: number, name: string, items: SerializedItem[], timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
-    const results: (CallResult | undefined)[] = new Array(items.length);
+  async call(id: number, name: string, items: SerializedChunk, timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
+    const count = countOf(items);
+    const results: (CallResult | undefined)[] = new Array(count);
     this.channel.input.write(callLine(`{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[`, items, ']}\n'));
     const onChunk = (m: Chunk) => {
       if (m.id !== id || !m.results) return;
       m.results.forEach(([value, error], k) => (results[m.from! + k] = error === null ? { value, error: null } : { value: null, error }));
     };
     // Silence past the per-call limit (plus start-up slack) means the code ignored the alarm.
-    const idleMs = (timeoutSeconds > 0 ? timeoutSeconds * 1000 * (wholeBatch ? items.length : 1) : 600_000) + 3000;
+    const idleMs = (timeoutSeconds > 0 ? timeoutSeconds * 1000 * (wholeBatch ? count : 1) : 600_000) + 3000;
     try {
       await this.next((m) => m.id === id && Boolean(m.done), idleMs, onChunk);
       return { results, failed: null };
@@ -443,7 +471,7 @@ export class WorkerPool {
    * (each one item's JSON text, as a string or its UTF-8 bytes): the workers start on the first batches while the
    * rest is still being read, and the reader waits while the workers are far behind.
    */
-  async map(name: string, items: unknown[] | AsyncIterable<SerializedItem[]>, onProgress?: (done: number) => void): Promise<CallResult[]> {
+  async map(name: string, items: unknown[] | AsyncIterable<SerializedChunk>, onProgress?: (done: number) => void): Promise<CallResult[]> {
     const out: CallResult[] = [];
     const batch = Math.max(1, this.o.batchSize ?? 256);
     const timeout = this.o.timeoutSeconds ?? 10;
@@ -461,13 +489,13 @@ export class WorkerPool {
           results.forEach((r, k) => r && (out[from + k] = r));
           if (failed) {
             // Retry what it had not answered one at a time on a fresh worker: only the culprit fails.
-            for (let k = 0; k < texts.length; k++) {
+            for (let k = 0; k < countOf(texts); k++) {
               if (out[from + k]) continue;
               if (w.dead) {
                 this.stats.restarts++;
                 w = await this.spawnWorker();
               }
-              const single = await w.call(this.nextId++, name, [texts[k]!], timeout);
+              const single = await w.call(this.nextId++, name, [itemAt(texts, k)], timeout);
               out[from + k] = single.results[0] ?? { value: null, error: single.failed ?? 'no result' };
             }
           }
@@ -475,7 +503,7 @@ export class WorkerPool {
             this.stats.restarts++;
             w = await this.spawnWorker();
           }
-          done += texts.length;
+          done += countOf(texts);
           onProgress?.(done);
         }
       } catch (err) {
@@ -487,10 +515,11 @@ export class WorkerPool {
     };
     const produce = async (): Promise<number> => {
       let n = 0;
-      const put = async (texts: SerializedItem[]) => {
-        for (let i = 0; i < texts.length; i += batch) {
-          await queue.put({ from: n, texts: texts.slice(i, i + batch) });
-          n += Math.min(batch, texts.length - i);
+      const put = async (texts: SerializedChunk) => {
+        const count = countOf(texts);
+        for (let i = 0; i < count; i += batch) {
+          await queue.put({ from: n, texts: sliceItems(texts, i, Math.min(count, i + batch)) });
+          n += Math.min(batch, count - i);
         }
       };
       try {
@@ -524,7 +553,7 @@ export class WorkerPool {
 /** A batch: its first item's index, and its items. */
 interface Slot {
   from: number;
-  texts: SerializedItem[];
+  texts: SerializedChunk;
 }
 
 /**

@@ -12,7 +12,7 @@ import { loadDuckDB } from './duckdb';
 import type { Split, TaskDomain } from '../model';
 import { discoverCurves, isLogName } from './curves';
 import { recordText, type RecordText } from './documentText';
-import { defaultDocumentWorkers, DocumentWorkers, type ParsedDocument, type PreparedItem } from './documentWorkers';
+import { defaultDocumentWorkers, DocumentWorkers, type DocumentJob, type ParsedDocument, type PreparedItem } from './documentWorkers';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readHead, type IgnoredFile } from './importers';
@@ -195,8 +195,10 @@ export class Ingest {
       const window = workers ? PARSE_AHEAD : READ_AHEAD;
       const ahead = new Map<string, Promise<ParsedDocument>>();
       /** Files a worker has not finished yet. */
-      const running = new Set<string>();
+      const running = new Map<string, DocumentJob>();
       const parseOpts = { split: opts.split, verdicts: opts.verdicts };
+      // Given a number of workers, they parse every document; by default this thread shares the work.
+      const share = opts.workers === undefined;
       for (let i = 0; i < streaming.length; i++) {
         const t = streaming[i]!;
         const next = streaming.slice(i, i + window).filter((n) => !ahead.has(n.file) && readsAhead(n, batch));
@@ -205,13 +207,19 @@ export class Ingest {
             ahead.set(n.file, readWholeDocument(n.file));
             continue;
           }
-          const parsed = workers.parse(n.file, n.importer.format, parseOpts, opts.workers !== undefined);
-          if (!parsed) continue;
-          running.add(n.file);
-          ahead.set(n.file, parsed.finally(() => running.delete(n.file)));
+          const job = workers.parse(n.file, n.importer.format, parseOpts, !share);
+          if (!job) continue;
+          running.set(n.file, job);
+          ahead.set(n.file, job.done.finally(() => running.delete(n.file)));
+        }
+        // A worker busy with an earlier file has not started this one: this thread parses it rather than wait.
+        const job = running.get(t.file);
+        if (share && job && workers!.takeBack(job)) {
+          running.delete(t.file);
+          ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
         }
         // While a worker parses this file, this thread parses the next one no worker has taken.
-        while (running.has(t.file)) {
+        while (share && running.has(t.file)) {
           const idle = streaming.slice(i + 1, i + window).find((n) => n.importer.offThread && !ahead.has(n.file) && readsAhead(n, batch));
           if (!idle) break;
           const here = DocumentWorkers.parseHere(idle.file, idle.importer.format, parseOpts);
@@ -219,7 +227,7 @@ export class Ingest {
           ahead.set(idle.file, here);
           await here.catch(() => undefined);
         }
-        if (workers && t.importer.offThread && !ahead.has(t.file) && readsAhead(t, batch)) ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
+        if (share && workers && t.importer.offThread && !ahead.has(t.file) && readsAhead(t, batch)) ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
         add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer, ahead.get(t.file)));
         ahead.delete(t.file);
       }
@@ -315,8 +323,9 @@ export class Ingest {
     const tooLarge = !importer.followable && path.extname(file) !== '.parquet' ? documentTooLarge(file, size, batch.maxDocumentBytes) : null;
     if (tooLarge) return this.setAsideTooLarge(tooLarge, base, run, size, mtimeMs, opts, batch, writer);
     let content: Buffer | undefined;
-    /** The file's items, when a worker parsed it. */
+    /** The file's items, when they were parsed ahead (by a worker, or this thread while the workers were busy). */
     let prepared: PreparedItem[] | undefined;
+    let parsedByWorker: boolean | undefined;
     let startOffset = 0;
     let startLine = 1;
     // Hashes what is read, in the same pass: the content hash that de-duplicates imports.
@@ -327,7 +336,7 @@ export class Ingest {
     if (!importer.followable) {
       if (document) {
         // Read and hashed ahead, perhaps parsed too (see import).
-        ({ content, hash: full, items: prepared } = await document);
+        ({ content, hash: full, items: prepared, worker: parsedByWorker } = await document);
       } else if (path.extname(file) === '.parquet') {
         for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
         full = hash.digest('hex');
@@ -442,7 +451,7 @@ export class Ingest {
       steps,
       badRecords,
     });
-    return { ...base, status: 'imported', resumed: startOffset > 0, ...(prepared ? { worker: true as const } : {}), rollouts, steps, badRecords, importId };
+    return { ...base, status: 'imported', resumed: startOffset > 0, ...(parsedByWorker ? { worker: true as const } : {}), rollouts, steps, badRecords, importId };
   }
 
   /**
@@ -548,8 +557,11 @@ export class Ingest {
       for (const m of meta) {
         const c = counts.get(m.importId);
         const ok = m.endsWithNewline && !m.duplicateKeys && m.lines > 0 && c !== undefined && c.bad === 0 && c.n === m.lines && c.hi - c.lo + 1 === c.n;
-        if (ok && !batch.hashes.has(`${run}:${m.hash}`)) good.push(m);
-        else if (ok) results.push({ file: m.file, format, run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
+        if (ok && !batch.hashes.has(`${run}:${m.hash}`)) {
+          good.push(m);
+          // A byte-identical copy later in this batch is then unchanged, as on the streaming path.
+          batch.hashes.add(`${run}:${m.hash}`);
+        } else if (ok) results.push({ file: m.file, format, run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
         else stream.push(files.find((f) => f.file === m.file)!);
       }
       const goodIds = good.map((m) => m.importId);
