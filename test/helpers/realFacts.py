@@ -103,7 +103,37 @@ def verl_dump(rel):
     }
 
 
+def verl_file_logger(folder):
+    """verl's file logger: {"step": N, "data": {metric: value}} per line; every logged number is a point."""
+    points = []
+    for f in sorted(glob.glob(os.path.join(real, folder, "*.jsonl"))):
+        for line in open(f, encoding="utf-8"):
+            if line.strip():
+                r = json.loads(line)
+                points += [{"step": r["step"], "metric": k, "value": float(v)} for k, v in r["data"].items() if isinstance(v, (int, float))]
+    return points
+
+
+def verl_plain_multi_turn(rel):
+    """A multi-turn dump decoded without special tokens: role headers are bare lines around tool round trips."""
+    out = []
+    for line in open(os.path.join(real, rel), encoding="utf-8"):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        o = r["output"]
+        out.append({
+            "reward": r["score"],
+            "assistant_turns": 1 + o.count("</tool_response>\nassistant\n"),
+            "tool_results": o.count("\nuser\n<tool_response>"),
+            "request_id": r["request_id"],
+        })
+    return out
+
+
 print(json.dumps({
+    "verl_hecate": verl_plain_multi_turn(os.path.join("verl-hecate", "rollouts", "2.jsonl")),
+    "verl_sdpo_metrics": verl_file_logger("verl-sdpo-arc"),
     "verl_sdpo": verl_dump(os.path.join("verl-sdpo", "rollouts", "1.jsonl")),
     "swe_agent": swe_agent(),
     "verifiers": {env: verifiers(env) for env in ("math_python", "wordle")},
