@@ -8,7 +8,7 @@ export const THEME_CSS = `
   --vscode-editor-font-family: ui-monospace, "Cascadia Mono", "DejaVu Sans Mono", monospace; --vscode-editor-font-size: 12px;
   --vscode-editor-background: #1f1f1f; --vscode-foreground: #cccccc; --vscode-descriptionForeground: #9d9d9d; --vscode-errorForeground: #f85149;
   --vscode-editorWarning-foreground: #cca700; --vscode-focusBorder: #0078d4; --vscode-panel-border: #2b2b2b; --vscode-widget-border: #313131;
-  --vscode-editorWidget-background: #202020; --vscode-textCodeBlock-background: #2b2b2b; --vscode-textLink-foreground: #4daafc;
+  --vscode-editorWidget-background: #202020; --vscode-textCodeBlock-background: #2b2b2b; --vscode-textLink-foreground: #4daafc; --vscode-textLink-activeForeground: #4daafc;
   --vscode-list-hoverBackground: #2a2d2e; --vscode-list-activeSelectionBackground: #04395e; --vscode-list-activeSelectionForeground: #ffffff;
   --vscode-charts-blue: #3794ff; --vscode-charts-green: #89d185; --vscode-charts-purple: #b180d7; --vscode-testing-iconPassed: #73c991;
   --vscode-charts-orange: #d18616; --vscode-charts-red: #f14c4c; --vscode-charts-yellow: #cca700; --vscode-charts-foreground: #cccccc;
@@ -33,7 +33,7 @@ export const THEME_CSS = `
   :root {
     --vscode-editor-background: #ffffff; --vscode-foreground: #3b3b3b; --vscode-descriptionForeground: #717171; --vscode-errorForeground: #f85149;
     --vscode-editorWarning-foreground: #bf8803; --vscode-focusBorder: #005fb8; --vscode-panel-border: #e5e5e5; --vscode-widget-border: #e5e5e5;
-    --vscode-editorWidget-background: #f8f8f8; --vscode-textCodeBlock-background: #f0f0f0; --vscode-textLink-foreground: #005fb8;
+    --vscode-editorWidget-background: #f8f8f8; --vscode-textCodeBlock-background: #f0f0f0; --vscode-textLink-foreground: #005fb8; --vscode-textLink-activeForeground: #005fb8;
     --vscode-list-hoverBackground: #f2f2f2; --vscode-list-activeSelectionBackground: #e8e8e8; --vscode-list-activeSelectionForeground: #000000;
     --vscode-charts-blue: #1a85ff; --vscode-charts-green: #388a34; --vscode-charts-purple: #652d90; --vscode-testing-iconPassed: #388a34;
     --vscode-charts-orange: #d18616; --vscode-charts-red: #e51400; --vscode-charts-yellow: #bf8803; --vscode-charts-foreground: #616161;

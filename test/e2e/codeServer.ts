@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
@@ -56,6 +57,35 @@ export async function openEditor(opts: { workspace: string; home: string; viewpo
     await browser?.close();
     await server.stop();
     throw e;
+  }
+}
+
+/**
+ * `evotrainer view` with `args`, in `cwd`, once it has printed its URLs (`out`: all it
+ * printed; `url`: the first URL). The editor's explorer lets go of the store a moment after
+ * its panel closes or hides: while the store is still held, it tries again.
+ */
+export async function startView(args: string[], cwd: string): Promise<{ child: ChildProcess; out: string; url: string }> {
+  const cli = path.join(repoRoot, 'bin', 'evotrainer.js');
+  const start = () =>
+    new Promise<{ child: ChildProcess; out: string; url: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [cli, 'view', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        const m = /(http:\/\/127\.0\.0\.1:\d+\/\S+)/.exec(out);
+        if (m && /Ctrl-C stops it/.test(out)) resolve({ child, out, url: m[1]! });
+      });
+      child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+      child.once('exit', (code) => reject(new Error(`view exited ${code}: ${out}`)));
+    });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= 10 || !/open in another process/.test(String(err))) throw err;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
   }
 }
 

@@ -10,7 +10,7 @@ import { writeVerlLog } from '../helpers/curves';
 import { vfLine, writeVfEval } from '../helpers/tokens';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
-import { atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
+import { atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, startView, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
 
 const cli = path.join(repoRoot, 'bin', 'evotrainer.js');
 const app = 'evo-curves-app';
@@ -253,4 +253,56 @@ describe('real VS Code: training curves', () => {
     await page.screenshot({ path: path.join(resultsDir, 'curves-reshown.png') });
     assert.deepEqual(csp, [], 'no CSP violation');
   }));
+
+  it('`evotrainer view --curves` serves the chart in a plain browser; a step opens the explorer page, which links back', async () => {
+    // The explorer panel is hidden behind the curves: the store is free for the view server.
+    const { child, out } = await startView(['--curves'], workspace);
+    try {
+      const url = /Training curves for .*:\n {2}(\S+)/.exec(out)![1]!;
+      for (const scheme of ['dark', 'light'] as const) {
+        const p = await browser.newPage({ viewport: { width: 1200, height: 800 }, colorScheme: scheme });
+        const errors: string[] = [];
+        p.on('pageerror', (e) => errors.push(e.message));
+        const violations = watchCspViolations(p);
+        await p.goto(url);
+        await p.locator('[data-testid="curves-chart"]').waitFor({ timeout: 30_000 });
+        assert.equal(await p.locator(`${app} path.line`).count(), 4);
+        // The link to the explorer in the theme's link colour, not the browser's.
+        assert.equal(await p.locator('[data-testid="curves-explorer-link"]').evaluate((e) => getComputedStyle(e).color), scheme === 'dark' ? 'rgb(77, 170, 252)' : 'rgb(0, 95, 184)');
+        assert.match(await p.locator(`${app} .legend`).innerText(), /train-v2@v2\s+rejected/);
+        const strokes = await p.locator(`${app} path.line`).evaluateAll((els) => els.map((e) => getComputedStyle(e).stroke));
+        assert.equal(new Set(strokes).size, 4, `a colour each, from the page's theme: ${strokes.join(' ')}`);
+        await p.mouse.move(5, 790);
+        await p.screenshot({ path: path.join(resultsDir, `view-curves-${scheme}.png`) });
+        assert.deepEqual(errors, []);
+        assert.deepEqual(violations, []);
+        if (scheme === 'light') {
+          await p.close();
+          continue;
+        }
+        // Another metric: the host answers with the new state.
+        await p.locator('[data-testid="curves-metric"]').click();
+        await p.getByRole('option', { name: 'grad_norm (actor/grad_norm)' }).click();
+        await p.locator('[data-testid="curves-chart"][aria-label^="grad_norm over training steps"]').waitFor({ timeout: 30_000 });
+        // A step by keyboard: Enter opens the explorer page on v1's rollouts at step 20.
+        await p.locator('[data-testid="series-train-v0@v0"]').click();
+        await p.locator('[data-testid="series-train-later"]').click();
+        await p.locator('[data-testid="curves-chart"]').focus();
+        await p.keyboard.press('Home');
+        for (let i = 0; i < 19; i++) await p.keyboard.press('ArrowRight');
+        assert.match(await p.locator('[data-testid="curves-readout"]').innerText(), /step 20 · train-v1@v1 .* 4 rollouts dumped here/);
+        await p.keyboard.press('Enter');
+        await p.locator('[data-testid="explorer-total"]', { hasText: /^4 rollouts match$/ }).waitFor({ timeout: 30_000 });
+        assert.equal(await p.locator('[data-testid="explorer-run"]').evaluate((e) => (e as HTMLSelectElement).value), 'train-v1');
+        await p.screenshot({ path: path.join(resultsDir, 'view-curves-step-explorer.png') });
+        await p.locator('[data-testid="explorer-curves-link"]').click();
+        await p.locator('[data-testid="curves-chart"]').waitFor({ timeout: 30_000 });
+        assert.deepEqual(errors, []);
+        assert.deepEqual(violations, []);
+        await p.close();
+      }
+    } finally {
+      child.kill('SIGINT');
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -7,7 +7,7 @@ import type { Browser, Frame, Page } from 'playwright-core';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { HUGE_LINE_END, IMG_TEXT, SCRIPT_TEXT, TROJAN_TEXT, writeHostileTrajectory } from '../helpers/hostile';
 import { repoRoot, tempDir } from '../helpers/tmp';
-import { assertBarsProportional, atWebviewWidth, findFrame, openEditor, resultsDir, runCommand, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
+import { assertBarsProportional, atWebviewWidth, findFrame, openEditor, resultsDir, runCommand, startView, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -183,30 +183,7 @@ describe('failure explorer in a real VS Code (code-server in Chromium) and in a 
   }));
 
   it('`evotrainer view` serves the same explorer in a plain browser, inert, in both colour schemes', async () => {
-    // The editor's explorer releases the store once its panel has closed: retry while it still holds it.
-    const start = () =>
-      new Promise<{ child: ChildProcess; url: string }>((resolve, reject) => {
-        const child = spawn(process.execPath, [cli, 'view', '--rollout', String(hostileId), '--run', 'hostile'], { cwd: workspace, stdio: ['ignore', 'pipe', 'pipe'] });
-        let out = '';
-        const take = (c: Buffer) => {
-          out += c.toString();
-          const m = /(http:\/\/127\.0\.0\.1:\d+\/\S+)/.exec(out);
-          if (m) resolve({ child, url: m[1]! });
-        };
-        child.stdout!.on('data', take);
-        child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-        child.once('exit', (code) => reject(new Error(`view exited ${code}: ${out}`)));
-      });
-    let started: { child: ChildProcess; url: string } | undefined;
-    for (let attempt = 0; !started; attempt++) {
-      try {
-        started = await start();
-      } catch (err) {
-        if (attempt >= 10 || !/open in another process/.test(String(err))) throw err;
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    }
-    const { child, url } = started;
+    const { child, url } = await startView(['--rollout', String(hostileId), '--run', 'hostile'], workspace);
     try {
       for (const scheme of ['light', 'dark'] as const) {
         const p = await browser.newPage({ viewport: { width: 1400, height: 900 }, colorScheme: scheme });

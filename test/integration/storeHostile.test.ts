@@ -90,6 +90,23 @@ describe('hostile imports (real DuckDB, real files)', () => {
     assert.deepEqual(bulk!.rows, stream!.rows);
   });
 
+  it("a group's samples apart in a file (interleaved prompts, a step between them) get the sample indices and lines of the streaming path", async () => {
+    const root = tempDir();
+    // Prompts 0 and 1 interleaved; prompt 2 at two steps (two groups, each one run); prompt 3 together.
+    const dir = dump(root, {
+      '1.jsonl': [verlLine(0), verlLine(2), verlLine(1), verlLine(3), verlLine(0)],
+      '2.jsonl': [verlLine(4), verlLine(5, { step: '2' }), verlLine(4, { step: '2' }), verlLine(6), verlLine(7)],
+    });
+    const [bulk, stream] = await bothPaths(root, dir);
+    assert.equal(bulk!.error, undefined, String(bulk!.error));
+    assert.deepEqual(bulk!.summary?.files.map((f) => f.reader), ['duckdb', 'duckdb'], 'DuckDB read both files itself');
+    const byLine = (rows: Record<string, unknown>[], file: string) =>
+      rows.filter((r) => String(r.raw_ref).includes(file)).sort((a, b) => Number(String(a.raw_ref).split(':').pop()) - Number(String(b.raw_ref).split(':').pop()));
+    assert.deepEqual(byLine(bulk!.rows, '1.jsonl').map((r) => r.sample_index), [0, 0, 1, 1, 2]);
+    assert.deepEqual(byLine(bulk!.rows, '2.jsonl').map((r) => [r.step, r.sample_index]), [[1, 0], [2, 0], [2, 1], [1, 0], [1, 1]]);
+    assert.deepEqual(bulk!.rows, stream!.rows);
+  });
+
   it('a key given twice in a record keeps its last value on both paths', async () => {
     const root = tempDir();
     const twice = (i: number, key: string, first: string, last: string) => verlLine(i).replace(/\}$/, `, ${JSON.stringify(key)}: ${first}, ${JSON.stringify(key)}: ${last}}`);

@@ -4,6 +4,7 @@ import { describeHidden, hasHidden, markHidden, splitHidden } from '../../src/co
 import { preview, sanitizeForTerminal, terminalSafe } from '../../src/core/util/text';
 import { ansiSegments, cellText, plainText } from '../../src/webview/explorer/text';
 import { EXPLORER_COLUMNS, type ExplorerRow } from '../../src/core/explore/types';
+import { shown } from '../../src/webview/shared/hidden';
 
 /** A "Trojan Source" line: shown, it reads as a check for a normal user; its logical order grants admin. */
 const TROJAN = 'if access_level != "user\u202E \u2066// Check if admin\u2069 \u2066" {';
@@ -46,5 +47,17 @@ describe('hidden characters in untrusted text', () => {
     assert.equal(plainText('run\u202Eevil'), 'run⟨U+202E⟩evil');
     const row = Object.fromEntries(EXPLORER_COLUMNS.map((c) => [c, null])) as unknown as ExplorerRow;
     assert.equal(cellText({ ...row, run_id: 'r\u2066un' }, 'run_id'), 'r⟨U+2066⟩un');
+  });
+
+  it('the panels (Backtest Diff, evidence, health, lineage, curves) bind clean text as it is and wrap each hidden character in a marked span', () => {
+    assert.equal(shown('plain task'), 'plain task', 'no template where there is nothing to mark');
+    assert.equal(shown(null), '');
+    const parts = shown('task\u202Eevil') as unknown[];
+    assert.equal(parts.length, 3);
+    assert.equal(parts[0], 'task');
+    assert.equal(parts[2], 'evil');
+    const span = parts[1] as { strings: readonly string[]; values: unknown[] };
+    assert.match(span.strings.join(''), /<span class="hidden-char" title=/);
+    assert.deepEqual(span.values, ['U+202E RIGHT-TO-LEFT OVERRIDE', '⟨U+202E⟩']);
   });
 });

@@ -377,6 +377,15 @@ def _more_function(name: str, args):
     return table[name](x)
 
 
+def _real_power_of_negative(a, b):
+    """``a ** b`` for a negative ``a`` and ``b = p/q`` in lowest terms with ``q`` odd: the real value, as
+    ``\\sqrt[q]{a}^p`` is (``(-5)^{1/3}`` = ``-\\sqrt[3]{5}``, ``(-8)^{2/3}`` = 4); other exponents have no real value."""
+    if not (isinstance(b, Fraction) and b.denominator % 2 == 1 and b.denominator <= 99):
+        raise ValueError("fractional power of a negative number")
+    r = _exact_root(-a, b) if isinstance(a, Fraction) else None
+    magnitude = r if r is not None else float(-a) ** float(b)
+    return -magnitude if b.numerator % 2 else magnitude
+
 def _postfix_factorials(src: str) -> str:
     """Each ``!`` of the joined source applied to its operand: ``x !``, ``3 !``, a parenthesised group with
     nested parentheses (``( 2 * ( n + 1 ) ) !``) or a call (``sqrt ( 2 ) !``) -> ``fact(...)``; ``n!!`` (a double
@@ -618,7 +627,7 @@ def _eval(node, env, principal=False):
                     raise ValueError("complex power of zero")
                 return complex(a) ** complex(b)
             if float(a) < 0:
-                raise ValueError("fractional power of a negative number")
+                return _real_power_of_negative(a, b)
             if isinstance(a, Fraction) and isinstance(b, Fraction) and a > 0:
                 r = _exact_root(a, b)
                 if r is not None:

@@ -357,6 +357,15 @@ class NotationTest(unittest.TestCase):
         self.differ("(2(n+1))!", "(2n+1)!")
         self.assertIsNone(math_grader.value_of("5!!"))  # a double factorial (15) is not read as (5!)!
 
+    def test_odd_roots_of_negative_numbers_are_real(self):
+        self.same("(-8)^{1/3}", "\\sqrt[3]{-8}", "-2")
+        self.same("(-8)^{2/3}", "4")
+        self.same("(-32)^{0.2}", "-2")
+        self.same("(x^{1/3})^2", "x^{2/3}", "\\sqrt[3]{x^2}")
+        self.differ("(-8)^{1/3}", "2")
+        self.differ("(x^2)^{1/6}", "x^{1/3}")  # |x|^{1/3} is not x^{1/3} where x < 0
+        self.assertIsNone(math_grader.value_of("(-8)^{1/4}"))  # an even root of a negative number has no real value
+
     def test_a_function_call_as_the_argument_of_a_bare_function(self):
         self.same("\\ln|x^2|", "2\\ln|x|", "\\ln(x^2)")
         self.same("\\sin\\sqrt{x}", "\\sin(x^{1/2})")

@@ -1,7 +1,7 @@
 import type { DuckDBBlobVector, DuckDBValue } from '@duckdb/node-api';
 import { scopeWhere, type Scope } from '../diagnose/health';
 import type { RolloutStore } from '../store/store';
-import type { CallResult, FunctionKind, FunctionSpec, SerializedItem, WorkerPool } from './pool';
+import type { CallResult, FunctionKind, FunctionSpec, SerializedChunk, WorkerPool } from './pool';
 
 /**
  * What the harness's reward functions are called with, built from cached rollouts: as
@@ -66,8 +66,10 @@ export const rewardItem = (kind: FunctionKind, r: RewardSource) => (kind === 'tr
 /** A chunk of the store's rollouts as the reward's items: their ids, and each item's JSON. */
 interface ItemChunk {
   ids: number[];
-  texts: SerializedItem[];
+  texts: SerializedChunk;
 }
+
+const COMMA = Buffer.from(',');
 
 /** The rollouts of `selector` (its `limit` first by id), as a FROM clause with its parameters. */
 function selection(selector: Scope & { limit?: number }, columns: string): { from: string; params: DuckDBValue[] } {
@@ -88,14 +90,19 @@ async function* narrowVerlItems(store: RolloutStore, selector: Scope & { limit?:
     const idv = chunk.getColumnVector(0);
     const json = chunk.getColumnVector(1) as DuckDBBlobVector;
     const ids = new Array<number>(chunk.rowCount);
-    const texts = new Array<Uint8Array>(chunk.rowCount);
+    // Joined at once (one buffer per chunk, not one object per item held while the workers start).
+    const parts: Uint8Array[] = [];
+    const ends = new Array<number>(chunk.rowCount);
+    let at = 0;
     for (let i = 0; i < chunk.rowCount; i++) {
       ids[i] = Number(idv.getItem(i));
-      // (a short item is a view into the chunk's memory: copied)
       const bytes = json.getItemBytes(i)!;
-      texts[i] = bytes.length <= 12 ? bytes.slice() : bytes;
+      if (i) parts.push(COMMA);
+      parts.push(bytes);
+      at += (i ? 1 : 0) + bytes.length;
+      ends[i] = at;
     }
-    yield { ids, texts };
+    yield { ids, texts: { joined: Buffer.concat(parts, at), ends } };
   }
 }
 
@@ -198,7 +205,7 @@ export async function scoreFromStore(store: RolloutStore, selector: Scope & { li
     await narrow?.cancel();
     source = whole(fullItems(store, selector, reward.kind));
   }
-  async function* texts(): AsyncGenerator<SerializedItem[]> {
+  async function* texts(): AsyncGenerator<SerializedChunk> {
     for await (const chunk of source) {
       for (const id of chunk.ids) ids.push(id);
       yield chunk.texts;

@@ -1,13 +1,16 @@
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { availableParallelism, constants, tmpdir } from 'node:os';
+import { PassThrough, type Readable, type Writable } from 'node:stream';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { confinement, sameIsolation, startingIsolation, workerIsolation, type WorkerIsolation } from './confine';
 
 /**
  * Long-lived `python3` workers that run the harness's own reward and filter code over
- * cached rollouts (worker.py, JSON lines over stdin/stdout), one per core, batched.
+ * cached rollouts (worker.py, JSON lines over stdin/stdout or a socket), one per core,
+ * batched; several are forked from one interpreter started once (the Zygote below).
  * A call past its timeout is that item's error; a worker that hangs past the timeout
  * (harness code swallowing the alarm, a blocking C call) or dies (segfault, os._exit,
  * out of memory) is replaced, and the items it had not answered are retried one by one
@@ -44,6 +47,31 @@ export interface PoolOptions {
 /** One item's JSON text, as a string or as its UTF-8 bytes. */
 export type SerializedItem = string | Uint8Array;
 
+/** Items serialized and joined: their JSON texts separated by commas, and where each one ends. */
+export interface JoinedItems {
+  joined: Uint8Array;
+  /** Item i spans from just after the comma ending item i - 1 (0 for the first) to ends[i]. */
+  ends: number[];
+}
+
+/** A run of items already serialized: one by one, or joined. */
+export type SerializedChunk = SerializedItem[] | JoinedItems;
+
+const countOf = (items: SerializedChunk): number => (Array.isArray(items) ? items.length : items.ends.length);
+
+/** Items `from` to `to` (exclusive) of a run. */
+function sliceItems(items: SerializedChunk, from: number, to: number): SerializedChunk {
+  if (Array.isArray(items)) return items.slice(from, to);
+  const start = from ? items.ends[from - 1]! + 1 : 0;
+  return { joined: items.joined.subarray(start, items.ends[to - 1]), ends: items.ends.slice(from, to).map((e) => e - start) };
+}
+
+/** Item `k` of a run, alone. */
+function itemAt(items: SerializedChunk, k: number): SerializedItem {
+  if (Array.isArray(items)) return items[k]!;
+  return items.joined.subarray(k ? items.ends[k - 1]! + 1 : 0, items.ends[k]);
+}
+
 export type CallResult = { value: unknown; error: null } | { value: null; error: string };
 
 export class BacktestError extends Error {}
@@ -72,7 +100,8 @@ interface Chunk {
 const COMMA = Buffer.from(',');
 
 /** `head`, the items' JSON separated by commas, `tail`: as one string, or as bytes where an item comes as bytes. */
-function callLine(head: string, items: SerializedItem[], tail: string): string | Buffer {
+function callLine(head: string, items: SerializedChunk, tail: string): string | Buffer {
+  if (!Array.isArray(items)) return Buffer.concat([Buffer.from(head), items.joined, Buffer.from(tail)]);
   if (items.every((x) => typeof x === 'string')) return head + items.join(',') + tail;
   const parts: Uint8Array[] = [Buffer.from(head)];
   items.forEach((x, i) => {
@@ -83,8 +112,120 @@ function callLine(head: string, items: SerializedItem[], tail: string): string |
   return Buffer.concat(parts);
 }
 
+/** How the host talks to one worker process: its requests, its answers, its stderr, its end. */
+interface Channel {
+  input: Writable;
+  output: Readable;
+  errors: Readable;
+  onExit(cb: (code: number | null, signal: NodeJS.Signals | null) => void): void;
+  onError(cb: (err: Error) => void): void;
+  kill(): void;
+}
+
+/** The command line of a worker (or of the zygote forking several), confined as `isolation` says. */
+function workerCommand(o: PoolOptions, isolation: WorkerIsolation, scratch: string, extra: Record<string, unknown> = {}) {
+  const { confine, env } = confinement(isolation, scratch, [o.root]);
+  const cmd = [...isolation.prefix, o.python ?? 'python3', '-u', workerScript(), JSON.stringify({ root: o.root, memory_mb: o.memoryMb ?? 0, ...confine, ...extra })];
+  return { cmd, env };
+}
+
+/** A worker process of its own. */
+function spawnedChannel(o: PoolOptions, isolation: WorkerIsolation, scratch: string): Channel {
+  const { cmd, env } = workerCommand(o, isolation, scratch);
+  const proc: ChildProcessWithoutNullStreams = spawn(cmd[0]!, cmd.slice(1), { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe'], env });
+  return {
+    input: proc.stdin,
+    output: proc.stdout,
+    errors: proc.stderr,
+    onExit: (cb) => proc.on('exit', cb),
+    onError: (cb) => proc.on('error', cb),
+    kill: () => proc.kill('SIGKILL'),
+  };
+}
+
+const signalName = (n: number | null): NodeJS.Signals | null => (n === null ? null : ((Object.entries(constants.signals).find(([, v]) => v === n)?.[0] as NodeJS.Signals | undefined) ?? null));
+
+/**
+ * One interpreter started (and confined, and checked) once, that forks the pool's first
+ * workers (worker.py's zygote): each talks over a socket of its own, writes its own stderr,
+ * and the zygote reports its exit and kills it on request. It runs no harness code itself.
+ */
+class Zygote {
+  private readonly proc: ChildProcess;
+  private readonly exits = new Map<number, (code: number | null, signal: NodeJS.Signals | null) => void>();
+  private readonly errorsOf: PassThrough[] = [];
+  private gone = false;
+
+  constructor(o: PoolOptions, isolation: WorkerIsolation, scratch: string, private readonly n: number) {
+    const forks = Array.from({ length: n }, (_, k) => [3 + 2 * k, 4 + 2 * k]);
+    const { cmd, env } = workerCommand(o, isolation, scratch, { forks });
+    this.proc = spawn(cmd[0]!, cmd.slice(1), { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe', ...forks.flat().map(() => 'pipe' as const)], env });
+    // (a zygote that dies early resets its sockets: its exit says what happened)
+    for (const stream of this.proc.stdio) stream?.on('error', () => {});
+    createInterface({ input: this.proc.stdout! }).on('line', (line) => {
+      try {
+        const m = JSON.parse(line) as { exited?: number; code: number | null; signal: number | null };
+        if (typeof m.exited === 'number') this.exit(m.exited, m.code, signalName(m.signal));
+      } catch {
+        // not a report
+      }
+    });
+    // What the zygote says (it could not start, or confine) concerns every worker.
+    this.proc.stderr!.on('data', (d: Buffer) => this.errorsOf.forEach((e) => e.write(d)));
+    this.proc.on('exit', (code, signal) => {
+      this.gone = true;
+      for (const k of [...this.exits.keys()]) this.exit(k, code, signal);
+    });
+    this.proc.on('error', (err) => {
+      this.gone = true;
+      for (const e of this.errorsOf) e.write(`\n${err.message}`);
+      for (const k of [...this.exits.keys()]) this.exit(k, null, null);
+    });
+  }
+
+  private exit(k: number, code: number | null, signal: NodeJS.Signals | null): void {
+    const cb = this.exits.get(k);
+    this.exits.delete(k);
+    if (this.gone) (this.proc.stdio[3 + 2 * k] as Socket | null)?.destroy();
+    cb?.(code, signal);
+  }
+
+  channel(k: number): Channel {
+    const socket = this.proc.stdio[3 + 2 * k] as Socket;
+    const errors = new PassThrough();
+    this.errorsOf.push(errors);
+    (this.proc.stdio[4 + 2 * k] as Socket).pipe(errors, { end: false });
+    return {
+      input: socket,
+      output: socket,
+      errors,
+      onExit: (cb) => {
+        if (this.gone) setImmediate(() => cb(this.proc.exitCode, this.proc.signalCode));
+        else this.exits.set(k, cb);
+      },
+      onError: () => {},
+      kill: () => {
+        if (this.exits.has(k) && !this.gone) this.proc.stdin!.write(JSON.stringify({ op: 'kill', worker: k }) + '\n');
+      },
+    };
+  }
+
+  /** Once every worker has ended: the zygote ends too (it kills any left). */
+  async close(): Promise<void> {
+    if (this.gone) return;
+    const done = new Promise<void>((r) => this.proc.once('exit', () => r()));
+    this.proc.stdin!.end();
+    const t = setTimeout(() => this.proc.kill('SIGKILL'), 2000);
+    await done;
+    clearTimeout(t);
+  }
+
+  kill(): void {
+    if (!this.gone) this.proc.kill('SIGKILL');
+  }
+}
+
 class Worker {
-  readonly proc: ChildProcessWithoutNullStreams;
   private listener: ((m: Chunk) => void) | null = null;
   private stderrTail = '';
   exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
@@ -95,13 +236,12 @@ class Worker {
   constructor(
     private readonly o: PoolOptions,
     private readonly isolation: WorkerIsolation,
-    scratch: string,
+    private readonly channel: Channel,
   ) {
-    const { confine, env } = confinement(isolation, scratch, [o.root]);
-    const cmd = [...isolation.prefix, o.python ?? 'python3', '-u', workerScript(), JSON.stringify({ root: o.root, memory_mb: o.memoryMb ?? 0, ...confine })];
-    this.proc = spawn(cmd[0]!, cmd.slice(1), { cwd: o.root, stdio: ['pipe', 'pipe', 'pipe'], env });
-    this.proc.stdin.on('error', () => {});
-    createInterface({ input: this.proc.stdout }).on('line', (line) => {
+    channel.input.on('error', () => {});
+    // (a worker that dies with requests unread resets its socket: its exit says what happened)
+    const lines = createInterface({ input: channel.output }).on('error', () => {});
+    lines.on('line', (line) => {
       let m: Chunk;
       try {
         m = JSON.parse(line) as Chunk;
@@ -110,15 +250,15 @@ class Worker {
       }
       this.listener?.(m);
     });
-    this.proc.stderr.on('data', (d: Buffer) => {
+    channel.errors.on('data', (d: Buffer) => {
       this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000);
     });
-    this.proc.on('exit', (code, signal) => {
+    channel.onExit((code, signal) => {
       this.exited = { code, signal };
       this.listener?.({});
       for (const w of this.exitWaiters.splice(0)) w();
     });
-    this.proc.on('error', (err) => {
+    channel.onError((err) => {
       this.exited = { code: null, signal: null };
       this.stderrTail += `\n${err.message}`;
       this.listener?.({});
@@ -170,7 +310,7 @@ class Worker {
 
   async start(): Promise<void> {
     // The loads wait in the pipe while the interpreter starts: no round trip per function.
-    for (const f of this.o.functions) this.proc.stdin.write(JSON.stringify({ op: 'load', ...f }) + '\n');
+    for (const f of this.o.functions) this.channel.input.write(JSON.stringify({ op: 'load', ...f }) + '\n');
     let ready = false;
     let confined = false;
     const loaded = new Map<string, Chunk>();
@@ -200,15 +340,16 @@ class Worker {
   }
 
   /** Runs one batch (each item as its JSON text); returns the results it got, and whether the worker failed before the end. */
-  async call(id: number, name: string, items: SerializedItem[], timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
-    const results: (CallResult | undefined)[] = new Array(items.length);
-    this.proc.stdin.write(callLine(`{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[`, items, ']}\n'));
+  async call(id: number, name: string, items: SerializedChunk, timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
+    const count = countOf(items);
+    const results: (CallResult | undefined)[] = new Array(count);
+    this.channel.input.write(callLine(`{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[`, items, ']}\n'));
     const onChunk = (m: Chunk) => {
       if (m.id !== id || !m.results) return;
       m.results.forEach(([value, error], k) => (results[m.from! + k] = error === null ? { value, error: null } : { value: null, error }));
     };
     // Silence past the per-call limit (plus start-up slack) means the code ignored the alarm.
-    const idleMs = (timeoutSeconds > 0 ? timeoutSeconds * 1000 * (wholeBatch ? items.length : 1) : 600_000) + 3000;
+    const idleMs = (timeoutSeconds > 0 ? timeoutSeconds * 1000 * (wholeBatch ? count : 1) : 600_000) + 3000;
     try {
       await this.next((m) => m.id === id && Boolean(m.done), idleMs, onChunk);
       return { results, failed: null };
@@ -228,13 +369,13 @@ class Worker {
 
   kill(): void {
     this.killed = true;
-    if (!this.exited) this.proc.kill('SIGKILL');
+    if (!this.exited) this.channel.kill();
   }
 
   async close(): Promise<void> {
     if (this.exited) return;
     const done = new Promise<void>((r) => this.exitWaiters.push(r));
-    this.proc.stdin.end(JSON.stringify({ op: 'exit' }) + '\n');
+    this.channel.input.end(JSON.stringify({ op: 'exit' }) + '\n');
     const t = setTimeout(() => this.kill(), 2000);
     await done;
     clearTimeout(t);
@@ -250,6 +391,8 @@ export interface PoolStats {
 
 export class WorkerPool {
   private idle: Worker[] = [];
+  /** What forked the first workers (when more than one). */
+  private zygote: Zygote | null = null;
   /** Per worker started, the functions it found never read their extra_info. */
   private readonly extraInfoUnread: ReadonlySet<string>[] = [];
   private nextId = 1;
@@ -288,10 +431,13 @@ export class WorkerPool {
     const pool = new WorkerPool(o, isolation);
     const n = Math.max(1, o.workers ?? availableParallelism());
     pool.stats.workers = n;
-    const started = await Promise.allSettled(Array.from({ length: n }, () => pool.spawnWorker()));
+    // Several workers fork from one interpreter (started once); replacements start on their own.
+    const zygote = n > 1 ? (pool.zygote = new Zygote(o, isolation, pool.scratch, n)) : null;
+    const started = await Promise.allSettled(Array.from({ length: n }, (_, k) => pool.spawnWorker(zygote?.channel(k))));
     const failed = started.find((s) => s.status === 'rejected');
     if (failed) {
       for (const s of started) if (s.status === 'fulfilled') s.value.kill();
+      zygote?.kill();
       pool.removeScratch();
       throw (failed as PromiseRejectedResult).reason;
     }
@@ -299,8 +445,8 @@ export class WorkerPool {
     return pool;
   }
 
-  private async spawnWorker(): Promise<Worker> {
-    const w = new Worker(this.o, this.isolation, this.scratch);
+  private async spawnWorker(channel: Channel = spawnedChannel(this.o, this.isolation, this.scratch)): Promise<Worker> {
+    const w = new Worker(this.o, this.isolation, channel);
     try {
       await w.start();
     } catch (err) {
@@ -325,7 +471,7 @@ export class WorkerPool {
    * (each one item's JSON text, as a string or its UTF-8 bytes): the workers start on the first batches while the
    * rest is still being read, and the reader waits while the workers are far behind.
    */
-  async map(name: string, items: unknown[] | AsyncIterable<SerializedItem[]>, onProgress?: (done: number) => void): Promise<CallResult[]> {
+  async map(name: string, items: unknown[] | AsyncIterable<SerializedChunk>, onProgress?: (done: number) => void): Promise<CallResult[]> {
     const out: CallResult[] = [];
     const batch = Math.max(1, this.o.batchSize ?? 256);
     const timeout = this.o.timeoutSeconds ?? 10;
@@ -343,13 +489,13 @@ export class WorkerPool {
           results.forEach((r, k) => r && (out[from + k] = r));
           if (failed) {
             // Retry what it had not answered one at a time on a fresh worker: only the culprit fails.
-            for (let k = 0; k < texts.length; k++) {
+            for (let k = 0; k < countOf(texts); k++) {
               if (out[from + k]) continue;
               if (w.dead) {
                 this.stats.restarts++;
                 w = await this.spawnWorker();
               }
-              const single = await w.call(this.nextId++, name, [texts[k]!], timeout);
+              const single = await w.call(this.nextId++, name, [itemAt(texts, k)], timeout);
               out[from + k] = single.results[0] ?? { value: null, error: single.failed ?? 'no result' };
             }
           }
@@ -357,7 +503,7 @@ export class WorkerPool {
             this.stats.restarts++;
             w = await this.spawnWorker();
           }
-          done += texts.length;
+          done += countOf(texts);
           onProgress?.(done);
         }
       } catch (err) {
@@ -369,10 +515,11 @@ export class WorkerPool {
     };
     const produce = async (): Promise<number> => {
       let n = 0;
-      const put = async (texts: SerializedItem[]) => {
-        for (let i = 0; i < texts.length; i += batch) {
-          await queue.put({ from: n, texts: texts.slice(i, i + batch) });
-          n += Math.min(batch, texts.length - i);
+      const put = async (texts: SerializedChunk) => {
+        const count = countOf(texts);
+        for (let i = 0; i < count; i += batch) {
+          await queue.put({ from: n, texts: sliceItems(texts, i, Math.min(count, i + batch)) });
+          n += Math.min(batch, count - i);
         }
       };
       try {
@@ -394,6 +541,7 @@ export class WorkerPool {
 
   async close(): Promise<void> {
     await Promise.all(this.idle.splice(0).map((w) => w.close()));
+    await this.zygote?.close();
     this.removeScratch();
   }
 
@@ -405,7 +553,7 @@ export class WorkerPool {
 /** A batch: its first item's index, and its items. */
 interface Slot {
   from: number;
-  texts: SerializedItem[];
+  texts: SerializedChunk;
 }
 
 /**

@@ -405,9 +405,75 @@ def batch_main(in_path, out_path):
     return 0
 
 
+def zygote(forks):
+    """Started with "forks" (one [channel, stderr] pair of inherited descriptors per worker):
+    forks one worker per pair from this interpreter — started, confined and checked once —
+    and returns in each of them, its requests and answers on its channel, its stderr its own.
+    The parent runs no harness code: it reports each worker's exit on stdout
+    ({"exited": K, "code": C, "signal": S}), kills one on request ({"op": "kill", "worker": K})
+    and, once its stdin ends, kills what is left and exits."""
+    global PROTO
+    flush()
+    alive = {}
+    for k, (chan, err) in enumerate(forks):
+        pid = os.fork()
+        if pid == 0:
+            for j, pair in enumerate(forks):
+                if j != k:
+                    os.close(pair[0])
+                    os.close(pair[1])
+            os.dup2(err, 2)
+            os.dup2(err, 1)
+            os.dup2(chan, 0)
+            os.close(err)
+            PROTO.close()
+            PROTO = os.fdopen(chan, "w", buffering=1 << 16, encoding="utf-8")
+            return
+        alive[pid] = k
+    for chan, err in forks:
+        os.close(chan)
+        os.close(err)
+    import select
+
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    pending = b""
+    while True:
+        while alive:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            k = alive.pop(pid, None)
+            if k is not None:
+                send({"exited": k, "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None, "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None})
+        flush()
+        ready, _, _ = select.select([0, wake_r], [], [])
+        if wake_r in ready:
+            os.read(wake_r, 4096)
+        if 0 in ready:
+            data = os.read(0, 4096)
+            if not data:
+                for pid in alive:
+                    os.kill(pid, signal.SIGKILL)
+                sys.exit(0)
+            *lines, pending = (pending + data).split(b"\n")
+            for line in lines:
+                msg = json.loads(line) if line.strip() else {}
+                pid = next((p for p, k in alive.items() if k == msg.get("worker")), None)
+                if msg.get("op") == "kill" and pid is not None:
+                    os.kill(pid, signal.SIGKILL)
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[2] == "--batch":
         sys.exit(batch_main(sys.argv[3], sys.argv[4]))
+    if CONFIG.get("forks"):
+        zygote(CONFIG["forks"])
     send({"ready": True, "python": sys.version.split()[0], "pid": os.getpid(), "confined": CONFINED})
     flush()
     for line in sys.stdin:

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { DOCUMENT_WORKER, parseDocument, stepRecords, type DocumentReply, type DocumentTask, type WireItem } from './documentWorker';
+import { CLAIM_SLOTS, DOCUMENT_WORKER, parseDocument, stepRecords, type DocumentReply, type DocumentTask, type DocumentWorkerData, type WireItem } from './documentWorker';
 import type { RecordText } from './documentText';
 import type { FormatName } from './importers/types';
 import { ImportError, type ImporterItem } from './rows';
@@ -18,13 +18,21 @@ import type { Split } from '../model';
 /** An importer item, with the text columns when a worker serialized them. */
 export type PreparedItem = ImporterItem & { text?: RecordText };
 
+/** A file handed to a worker. */
+export interface DocumentJob {
+  id: number;
+  done: Promise<ParsedDocument>;
+}
+
 export interface ParsedDocument {
   /** sha256 of the file's bytes, hex. */
   hash: string;
   /** The file's bytes, when they were read on this thread (the importer still has to parse them). */
   content?: Buffer;
-  /** The importer's items, when a worker parsed the file. */
+  /** The importer's items, when the file was parsed ahead. */
   items?: PreparedItem[];
+  /** Parsed by a worker thread (not by the importing thread). */
+  worker?: boolean;
 }
 
 /** Threads the pool starts by default: one per core besides the importing thread's. */
@@ -57,7 +65,8 @@ let shared: DocumentWorkers | undefined;
 
 export class DocumentWorkers {
   private readonly slots: Slot[] = [];
-  private readonly waiting = new Map<number, { resolve: (d: ParsedDocument) => void; reject: (e: Error) => void }>();
+  private readonly waiting = new Map<number, { resolve: (d: ParsedDocument) => void; reject: (e: Error) => void; slot: Slot }>();
+  private readonly claims = new Int32Array(new SharedArrayBuffer(4 * CLAIM_SLOTS));
   private nextId = 1;
   /** Imports using the workers now: while there is one, the workers keep the process alive. */
   private users = 0;
@@ -69,7 +78,8 @@ export class DocumentWorkers {
   ) {
     for (let i = 0; i < count; i++) {
       // Not the parent's flags (a loader such as tsx would start a thread of its own in each worker).
-      const worker = new Worker(where.script, { eval: where.eval, workerData: DOCUMENT_WORKER, execArgv: [] });
+      const workerData: DocumentWorkerData = { tag: DOCUMENT_WORKER, claims: this.claims };
+      const worker = new Worker(where.script, { eval: where.eval, workerData, execArgv: [] });
       const slot: Slot = { worker, ready: false, dead: false, pending: new Set() };
       worker.on('message', (m: DocumentReply | 'ready') => {
         if (m === 'ready') slot.ready = true;
@@ -117,16 +127,29 @@ export class DocumentWorkers {
    * room takes it (else undefined: the caller parses it itself); with `wait`, the least
    * busy worker takes it, started or not.
    */
-  parse(file: string, format: FormatName, opts: { split?: Split; verdicts?: string }, wait: boolean): Promise<ParsedDocument> | undefined {
+  parse(file: string, format: FormatName, opts: { split?: Split; verdicts?: string }, wait: boolean): DocumentJob | undefined {
     const live = this.slots.filter((s) => !s.dead && (wait || (s.ready && s.pending.size < PER_WORKER)));
     if (!live.length) return undefined;
     const slot = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
     const task: DocumentTask = { id: this.nextId++, file, format, split: opts.split, verdicts: opts.verdicts };
-    const done = new Promise<ParsedDocument>((resolve, reject) => this.waiting.set(task.id, { resolve, reject }));
+    const done = new Promise<ParsedDocument>((resolve, reject) => this.waiting.set(task.id, { resolve, reject, slot }));
     done.catch(() => undefined); // awaited in turn, unless the import stops first
+    Atomics.store(this.claims, task.id % CLAIM_SLOTS, 0);
     slot.pending.add(task.id);
     slot.worker.postMessage(task);
-    return done;
+    return { id: task.id, done };
+  }
+
+  /**
+   * Takes a job back from its worker if it has not started it (the worker then skips it):
+   * true when the caller is now to parse the file itself.
+   */
+  takeBack(job: DocumentJob): boolean {
+    if (Atomics.compareExchange(this.claims, job.id % CLAIM_SLOTS, 0, 2) !== 0) return false;
+    const w = this.waiting.get(job.id);
+    this.waiting.delete(job.id);
+    w?.slot.pending.delete(job.id);
+    return true;
   }
 
   /** Parses `file` on this thread, as a worker would (while the workers are busy or starting). */
@@ -136,11 +159,12 @@ export class DocumentWorkers {
 
   private settle(slot: Slot, m: DocumentReply): void {
     slot.pending.delete(m.id);
+    if (!m.ok && 'taken' in m) return;
     const w = this.waiting.get(m.id);
     this.waiting.delete(m.id);
     if (!w) return;
     try {
-      w.resolve(fromReply(m));
+      w.resolve({ ...fromReply(m), worker: true });
     } catch (err) {
       w.reject(err as Error);
     }
@@ -155,6 +179,7 @@ export class DocumentWorkers {
 /** A worker's reply as the importer's results, or its error thrown. */
 function fromReply(m: DocumentReply): ParsedDocument {
   if (!m.ok) {
+    if ('taken' in m) throw new Error('a document the importing thread took back');
     const e = m.error.importError;
     throw e ? new ImportError(e.file, e.line, e.reason, e.raw) : new Error(m.error.message);
   }

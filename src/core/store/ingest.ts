@@ -12,7 +12,7 @@ import { loadDuckDB } from './duckdb';
 import type { Split, TaskDomain } from '../model';
 import { discoverCurves, isLogName } from './curves';
 import { recordText, type RecordText } from './documentText';
-import { defaultDocumentWorkers, DocumentWorkers, type ParsedDocument, type PreparedItem } from './documentWorkers';
+import { defaultDocumentWorkers, DocumentWorkers, type DocumentJob, type ParsedDocument, type PreparedItem } from './documentWorkers';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readHead, type IgnoredFile } from './importers';
@@ -195,8 +195,10 @@ export class Ingest {
       const window = workers ? PARSE_AHEAD : READ_AHEAD;
       const ahead = new Map<string, Promise<ParsedDocument>>();
       /** Files a worker has not finished yet. */
-      const running = new Set<string>();
+      const running = new Map<string, DocumentJob>();
       const parseOpts = { split: opts.split, verdicts: opts.verdicts };
+      // Given a number of workers, they parse every document; by default this thread shares the work.
+      const share = opts.workers === undefined;
       for (let i = 0; i < streaming.length; i++) {
         const t = streaming[i]!;
         const next = streaming.slice(i, i + window).filter((n) => !ahead.has(n.file) && readsAhead(n, batch));
@@ -205,13 +207,19 @@ export class Ingest {
             ahead.set(n.file, readWholeDocument(n.file));
             continue;
           }
-          const parsed = workers.parse(n.file, n.importer.format, parseOpts, opts.workers !== undefined);
-          if (!parsed) continue;
-          running.add(n.file);
-          ahead.set(n.file, parsed.finally(() => running.delete(n.file)));
+          const job = workers.parse(n.file, n.importer.format, parseOpts, !share);
+          if (!job) continue;
+          running.set(n.file, job);
+          ahead.set(n.file, job.done.finally(() => running.delete(n.file)));
+        }
+        // A worker busy with an earlier file has not started this one: this thread parses it rather than wait.
+        const job = running.get(t.file);
+        if (share && job && workers!.takeBack(job)) {
+          running.delete(t.file);
+          ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
         }
         // While a worker parses this file, this thread parses the next one no worker has taken.
-        while (running.has(t.file)) {
+        while (share && running.has(t.file)) {
           const idle = streaming.slice(i + 1, i + window).find((n) => n.importer.offThread && !ahead.has(n.file) && readsAhead(n, batch));
           if (!idle) break;
           const here = DocumentWorkers.parseHere(idle.file, idle.importer.format, parseOpts);
@@ -219,7 +227,7 @@ export class Ingest {
           ahead.set(idle.file, here);
           await here.catch(() => undefined);
         }
-        if (workers && t.importer.offThread && !ahead.has(t.file) && readsAhead(t, batch)) ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
+        if (share && workers && t.importer.offThread && !ahead.has(t.file) && readsAhead(t, batch)) ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
         add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer, ahead.get(t.file)));
         ahead.delete(t.file);
       }
@@ -315,8 +323,9 @@ export class Ingest {
     const tooLarge = !importer.followable && path.extname(file) !== '.parquet' ? documentTooLarge(file, size, batch.maxDocumentBytes) : null;
     if (tooLarge) return this.setAsideTooLarge(tooLarge, base, run, size, mtimeMs, opts, batch, writer);
     let content: Buffer | undefined;
-    /** The file's items, when a worker parsed it. */
+    /** The file's items, when they were parsed ahead (by a worker, or this thread while the workers were busy). */
     let prepared: PreparedItem[] | undefined;
+    let parsedByWorker: boolean | undefined;
     let startOffset = 0;
     let startLine = 1;
     // Hashes what is read, in the same pass: the content hash that de-duplicates imports.
@@ -327,7 +336,7 @@ export class Ingest {
     if (!importer.followable) {
       if (document) {
         // Read and hashed ahead, perhaps parsed too (see import).
-        ({ content, hash: full, items: prepared } = await document);
+        ({ content, hash: full, items: prepared, worker: parsedByWorker } = await document);
       } else if (path.extname(file) === '.parquet') {
         for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
         full = hash.digest('hex');
@@ -442,14 +451,15 @@ export class Ingest {
       steps,
       badRecords,
     });
-    return { ...base, status: 'imported', resumed: startOffset > 0, ...(prepared ? { worker: true as const } : {}), rollouts, steps, badRecords, importId };
+    return { ...base, status: 'imported', resumed: startOffset > 0, ...(parsedByWorker ? { worker: true as const } : {}), rollouts, steps, badRecords, importId };
   }
 
   /**
    * The fast path for formats DuckDB can read column to column (see BulkPlan): fresh,
    * complete files of one shape go through one DuckDB query that inserts them with the
-   * ids, groups, sample indices and record references the streaming path would give.
-   * While DuckDB parses on its threads, this thread hashes each file and counts its lines.
+   * ids, groups, sample indices and record references the streaming path would give (see
+   * bulkInsertSql). While DuckDB reads and writes on one of its threads, this thread
+   * hashes each file and counts its lines on the other core.
    * Files with a bad record, or whose records are not their lines one to one, are taken
    * out again and returned, to be streamed (which reports errors with their lines).
    */
@@ -480,40 +490,30 @@ export class Ingest {
       const baseId = batch.nextRolloutId;
       const firstImport = batch.nextImportId;
       // Record numbers are line numbers when each file's records are its lines, which the
-      // counts below verify; offsets place each file in the query's running ordinality.
-      const meta: { file: string; importId: number; offset: number; lines: number; hash: string; endsWithNewline: boolean; duplicateKeys: boolean; size: number; mtimeMs: number; plan: BulkPlan }[] = [];
-      // DuckDB parses and writes on its threads while this thread hashes each file and
-      // counts its lines; record numbers become line numbers after the checks below.
-      meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, offset: 0, lines: 0, hash: '', endsWithNewline: false, duplicateKeys: false, size: f.size, mtimeMs: f.mtimeMs, plan: f.plan })));
-      const values = meta.map((m) => `(${sqlLiteral(m.file)}, ${m.importId}, ${m.plan.fileStep}, ${sqlLiteral(m.plan.fileSplit)})`).join(', ');
-      const list = `[${files.map((f) => sqlLiteral(f.file)).join(', ')}]`;
-      // Bad records are inserted with sample_index -1 so that the checks below see them;
-      // their files are then taken out whole. The prompt's md5 is computed once per row, in
-      // a subquery of its own (DuckDB would compute it once per use).
-      const limit = (await this.one<{ v: string }>(`select current_setting('memory_limit') as v`))!.v;
+      // counts below verify.
+      const meta: { file: string; importId: number; lines: number; hash: string; endsWithNewline: boolean; duplicateKeys: boolean; size: number; mtimeMs: number; plan: BulkPlan }[] = [];
+      // DuckDB parses and writes while this thread hashes each file and counts its lines.
+      meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, lines: 0, hash: '', endsWithNewline: false, duplicateKeys: false, size: f.size, mtimeMs: f.mtimeMs, plan: f.plan })));
+      // The statement runs on one thread (its windows follow file order): DuckDB's other
+      // thread would only wait for it, busily, on the core this thread hashes on. IN lists
+      // stay comparisons: DuckDB would plan a long one as a join, and the windows above a
+      // join would hold every row instead of streaming them.
+      const was = (await this.one<{ m: string; t: number; o: string }>(`select current_setting('memory_limit') as m, current_setting('threads') as t, current_setting('disabled_optimizers') as o`))!;
+      const restore = async () => {
+        await this.conn.run(`set memory_limit = ${sqlLiteral(was.m)}`);
+        await this.conn.run(`set threads = ${Number(was.t)}`);
+        await this.conn.run(`set disabled_optimizers = ${sqlLiteral(was.o)}`);
+      };
       await this.conn.run(`set memory_limit = '${BULK_MEMORY_LIMIT}'`);
+      await this.conn.run('set threads = 1');
+      await this.conn.run(`set disabled_optimizers = ${sqlLiteral([...was.o.split(',').filter((o) => o.trim()), 'in_clause'].join(','))}`);
+      const sql = bulkInsertSql(plan, files, firstImport, baseId);
       // A signal that interrupted the statements above must not let the insert start.
       if (opts.signal?.aborted) {
-        await this.conn.run(`set memory_limit = ${sqlLiteral(limit)}`);
+        await restore();
         throw interrupted(files[0]!.file, null);
       }
-      // Columns the projection leaves out get the store's defaults (see BULK_OPTIONAL_COLUMNS).
-      const defaults = (Object.keys(BULK_OPTIONAL_COLUMNS) as BulkOptionalColumn[]).filter((c) => !plan.optional?.includes(c)).map((c) => `, ${BULK_OPTIONAL_COLUMNS[c]} as ${c}`).join('');
-      const inserting = this.conn.run(
-        `insert into rollout_rows
-         select (${baseId} + ordinality - 1)::bigint, import_id, $1, $2, $3, step, split,
-                coalesce(prompt_id, 'p:' || prompt_hash),
-                coalesce(group_id, split || ':' || step || ':' || prompt_hash || coalesce(':' || data_source, '')),
-                case when bad then -1 else 0 end,
-                prompt, prompt_format, response, response_format, ground_truth, reward, reward_components, correct, extracted_answer,
-                advantage, stop_reason, response_tokens, num_turns, errors, timing_ms, data_source, env_class, extra, filename,
-                length(response), case when num_turns <= 1 then ${NO_ANSWER_SQL} end
-         from (select *, left(md5(coalesce(prompt, '')), 16) as prompt_hash
-               from (select ordinality, filename, import_id, ${plan.projection}${defaults}
-                     from read_json(${list}, format = 'newline_delimited', filename = true, columns = ${plan.columns}, ignore_errors = true) with ordinality
-                     join (values ${values}) v(fname, import_id, file_step, file_split) on filename = v.fname))`,
-        [run, opts.version ?? null, format],
-      ).finally(() => this.conn.run(`set memory_limit = ${sqlLiteral(limit)}`));
+      const inserting = this.conn.run(sql, [run, opts.version ?? null, format]).finally(restore);
       inserting.catch(() => undefined); // awaited below
       let total = 0;
       for (const m of meta) {
@@ -537,9 +537,13 @@ export class Ingest {
         continue;
       }
       trace('inserted (DuckDB read the files)');
+      // Per file: its rows, id range and bad records; its groups, and the rows that start a
+      // run of one group's samples (one per group when each group's samples are together).
       const counts = new Map(
-        (await this.all<{ import_id: number; n: number; lo: number; hi: number; bad: number }>(
-          `select import_id, count(*) as n, min(id) as lo, max(id) as hi, count(*) filter (where sample_index = -1) as bad from rollout_rows where import_id between ? and ? group by 1`,
+        (await this.all<{ import_id: number; n: number; lo: number; hi: number; bad: number; groups: number; starts: number }>(
+          `select import_id, count(*) as n, min(id) as lo, max(id) as hi, count(*) filter (where sample_index = -1) as bad,
+                  count(distinct group_id) as groups, count(*) filter (where sample_index = 0) as starts
+           from rollout_rows where import_id between ? and ? group by 1`,
           [firstImport, last],
         )).map((r) => [r.import_id, r]),
       );
@@ -553,24 +557,27 @@ export class Ingest {
       for (const m of meta) {
         const c = counts.get(m.importId);
         const ok = m.endsWithNewline && !m.duplicateKeys && m.lines > 0 && c !== undefined && c.bad === 0 && c.n === m.lines && c.hi - c.lo + 1 === c.n;
-        if (ok && !batch.hashes.has(`${run}:${m.hash}`)) good.push(m);
-        else if (ok) results.push({ file: m.file, format, run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
+        if (ok && !batch.hashes.has(`${run}:${m.hash}`)) {
+          good.push(m);
+          // A byte-identical copy later in this batch is then unchanged, as on the streaming path.
+          batch.hashes.add(`${run}:${m.hash}`);
+        } else if (ok) results.push({ file: m.file, format, run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
         else stream.push(files.find((f) => f.file === m.file)!);
       }
       const goodIds = good.map((m) => m.importId);
       trace('checked');
       await this.conn.run(`delete from rollout_rows where import_id between ${firstImport} and ${last}${goodIds.length ? ` and import_id not in (${goodIds.join(', ')})` : ''}`);
-      if (goodIds.length) {
-        // Sample indices in file order within each group, as the streaming path counts them;
-        // record references as file:line.
+      // Files where a group's samples are not all together: count their sample indices again,
+      // in file order within each group, as the streaming path does.
+      const scattered = good.filter((m) => counts.get(m.importId)!.starts !== counts.get(m.importId)!.groups).map((m) => m.importId);
+      if (scattered.length) {
         await this.conn.run(
-          `update rollout_rows set sample_index = s.idx, raw_ref = raw_ref || ':' || (rollout_rows.id - s.lo + 1)
-           from (select id, (row_number() over (partition by import_id, group_id order by id) - 1)::integer as idx,
-                        min(id) over (partition by import_id) as lo
-                 from rollout_rows where import_id in (${goodIds.join(', ')})) s
+          `update rollout_rows set sample_index = s.idx
+           from (select id, (row_number() over (partition by import_id, group_id order by id) - 1)::integer as idx
+                 from rollout_rows where import_id in (${scattered.join(', ')})) s
            where rollout_rows.id = s.id`,
         );
-        trace('sample indices');
+        trace(`sample indices counted again in ${scattered.length} file(s)`);
       }
       for (const m of good) {
         batch.hashes.add(`${run}:${m.hash}`);
@@ -645,6 +652,44 @@ function floatList(): DuckDBListType {
     floatListType = LIST(FLOAT);
   }
   return floatListType;
+}
+
+/** Each running maximum below: the value of the last row where the expression was set. */
+const SO_FAR = 'over (rows between unbounded preceding and current row)';
+
+/**
+ * The bulk path's one statement: DuckDB reads `files` (one plan's) and inserts their rows
+ * with the ids, groups, sample indices and record references the streaming path gives.
+ * The reader's running ordinality numbers the records in file order; `lag` and running
+ * maxima (streaming windows, in the same single pass) find where each file starts, giving
+ * its line numbers (`file:line`), and where each run of one group's samples starts, giving
+ * the sample index. The checks that follow it verify the assumptions: records are the
+ * file's lines, and a group's samples are one run in a file (files where they are not get
+ * their indices counted again, see importBulk). Per-file values come from lists indexed by
+ * the reader's file index (a join would end the streaming windows' file order). Bad
+ * records get sample index -1; the prompt's md5 is computed once per row, in a subquery of
+ * its own (DuckDB would compute it once per use).
+ */
+function bulkInsertSql(plan: BulkPlan, files: { file: string; plan: BulkPlan }[], firstImport: number, baseId: number): string {
+  const perFile = (value: (f: (typeof files)[number]) => string, type: string) => `([${files.map(value).join(', ')}]::${type}[])[file_index::bigint + 1]`;
+  // Columns the projection leaves out get the store's defaults (see BULK_OPTIONAL_COLUMNS).
+  const defaults = (Object.keys(BULK_OPTIONAL_COLUMNS) as BulkOptionalColumn[]).filter((c) => !plan.optional?.includes(c)).map((c) => `, ${BULK_OPTIONAL_COLUMNS[c]} as ${c}`).join('');
+  return `insert into rollout_rows
+    select (${baseId} + ordinality - 1)::bigint, import_id, $1, $2, $3, step, split, coalesce(prompt_id, 'p:' || prompt_hash), group_id,
+           case when bad then -1 else (ordinality - max(run_start) ${SO_FAR})::integer end,
+           prompt, prompt_format, response, response_format, ground_truth, reward, reward_components, correct, extracted_answer,
+           advantage, stop_reason, response_tokens, num_turns, errors, timing_ms, data_source, env_class, extra,
+           filename || ':' || (ordinality - max(file_start) ${SO_FAR} + 1),
+           length(response), case when num_turns <= 1 then ${NO_ANSWER_SQL} end
+    from (select *, case when import_id is distinct from lag(import_id) over () then ordinality end as file_start,
+                 case when import_id is distinct from lag(import_id) over () or group_id is distinct from lag(group_id) over () then ordinality end as run_start
+          from (select * replace (coalesce(group_id, split || ':' || step || ':' || prompt_hash || coalesce(':' || data_source, '')) as group_id)
+                from (select *, left(md5(coalesce(prompt, '')), 16) as prompt_hash
+                      from (select ordinality, filename, import_id, ${plan.projection}${defaults}
+                            from (select *, filename, ${firstImport} + file_index::integer as import_id,
+                                         ${perFile((f) => String(f.plan.fileStep), 'integer')} as file_step,
+                                         ${perFile((f) => sqlLiteral(f.plan.fileSplit), 'varchar')} as file_split
+                                  from read_json([${files.map((f) => sqlLiteral(f.file)).join(', ')}], format = 'newline_delimited', columns = ${plan.columns}, ignore_errors = true) with ordinality)))))`;
 }
 
 /** Appends rows through DuckDB appenders, flushing in bounded chunks. */

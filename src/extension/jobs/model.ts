@@ -3,6 +3,7 @@
 // context-menu actions apply. Pure: no editor and no engine, so activation stays light and
 // the unit tests read it directly. (Type-only imports of the engine.)
 import type { JobRecord, JobState } from '../../core/jobs';
+import { displayLine } from '../../core/jobs/logLines';
 
 export interface RunIcon {
   /** A codicon id. */
@@ -98,9 +99,9 @@ export function elapsedOf(r: JobRecord, now: number): number | null {
   return Math.max(0, (end - Date.parse(r.startedAt)) / 1000);
 }
 
-/** Rollout text and job names are untrusted: no control characters or escapes in a row. */
+/** Rollout text and job names are untrusted: no control characters or escapes in a row, hidden characters marked. */
 export function plain(s: string, max = 200): string {
-  const t = s.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f]/g, '').replace(/\s+/g, ' ').trim();
+  const t = displayLine(s).replace(/\s+/g, ' ').trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 

@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import * as vscode from 'vscode';
-import { displayLine, JobLogView, type LogChunk, type NamedProfile } from '../../core/jobs';
+import type { LogChunk, NamedProfile } from '../../core/jobs';
+import { displayLine, JobLogView } from '../../core/jobs/logLines';
 import { curvesWebview } from '../curves/webview';
 import type { EditorSession, Engine } from '../session';
 import { buildRunsModel, formatDuration, groupDescription, isFinalState, plain, statusText, type ProfileGroup, type RunNode, type RunsModel } from './model';

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { categoryLabel, explorerArgs, formatNumber, presentVersion, type FindingsModel, type FindingsNode, type SkillsModel, type SkillsNode, type VersionNode, type VersionsModel } from './model';
+import { markHidden } from '../../core/util/hidden';
 
 /**
  * The Versions, Findings and Skills trees. They only map the state models (./model) onto
@@ -67,15 +68,15 @@ export class VersionsTree extends LoadingTree<VersionsModel, VersionsElement> {
   getTreeItem(n: VersionsElement): vscode.TreeItem {
     if ('error' in n) return errorItem(n.error);
     const p = presentVersion(n);
-    const item = new vscode.TreeItem(p.label, n.children.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(markHidden(p.label), n.children.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
     item.id = `version:${n.id}`;
-    item.description = p.description;
+    item.description = markHidden(p.description);
     const tip = new vscode.MarkdownString();
-    tip.appendText(p.tooltip);
+    tip.appendText(markHidden(p.tooltip));
     item.tooltip = tip;
     item.iconPath = new vscode.ThemeIcon(p.icon.id, new vscode.ThemeColor(p.icon.color));
     item.contextValue = n.contextValue;
-    item.accessibilityInformation = { label: `${p.label}, ${p.description}` };
+    item.accessibilityInformation = { label: markHidden(`${p.label}, ${p.description}`) };
     return item;
   }
 
@@ -110,7 +111,7 @@ export class FindingsTree extends LoadingTree<FindingsModel, FindingsElement> {
     const scope = this.model?.scope ?? { version: null, run: null, rollouts: 0 };
     switch (n.kind) {
       case 'scope': {
-        const item = new vscode.TreeItem(`Rollouts of ${n.label}`);
+        const item = new vscode.TreeItem(markHidden(`Rollouts of ${n.label}`));
         item.description = n.description;
         item.iconPath = new vscode.ThemeIcon('filter');
         item.tooltip = 'Select a version in the Versions view to see the findings of its rollouts.';
@@ -124,10 +125,10 @@ export class FindingsTree extends LoadingTree<FindingsModel, FindingsElement> {
         return item;
       }
       case 'finding': {
-        const item = new vscode.TreeItem(`${n.finding.rule} ${n.finding.title}`);
+        const item = new vscode.TreeItem(markHidden(`${n.finding.rule} ${n.finding.title}`));
         item.id = `finding:${n.finding.id}`;
-        item.description = n.failureMode ? `→ ${n.failureMode.replace(/_/g, ' ')}` : '';
-        item.tooltip = new vscode.MarkdownString().appendText(`${n.finding.title}\n\n${n.finding.suggestion ?? ''}`);
+        item.description = n.failureMode ? markHidden(`→ ${n.failureMode.replace(/_/g, ' ')}`) : '';
+        item.tooltip = new vscode.MarkdownString().appendText(markHidden(`${n.finding.title}\n\n${n.finding.suggestion ?? ''}`));
         item.iconPath = new vscode.ThemeIcon(n.finding.severity === 'critical' ? 'error' : 'warning', new vscode.ThemeColor(n.finding.severity === 'critical' ? 'errorForeground' : 'editorWarning.foreground'));
         item.contextValue = 'evotrainer.finding';
         item.command = { command: 'evotrainer.openFailureExplorer', title: 'Open Failure Explorer', arguments: [explorerArgs(n, scope)] };
@@ -141,7 +142,7 @@ export class FindingsTree extends LoadingTree<FindingsModel, FindingsElement> {
         return item;
       }
       case 'mode': {
-        const item = new vscode.TreeItem(n.mode.replace(/_/g, ' '));
+        const item = new vscode.TreeItem(markHidden(n.mode.replace(/_/g, ' ')));
         item.id = `mode:${n.mode}`;
         item.description = String(n.count);
         item.iconPath = new vscode.ThemeIcon('debug-breakpoint-log-unverified');

@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { markHidden } from '../../core/util/hidden';
 import type { IpcNotification } from '../../viewer/protocol';
 import type { EditorSession } from '../session';
 import { WebviewController } from './webviewController';
@@ -117,7 +118,8 @@ export class WebviewHost implements vscode.Disposable {
     const key = opts.key ?? '';
     const feature = await d.load(this.session);
     const { context, output } = this.session;
-    const title = d.title(key);
+    // A tab title from a version or run name: its hidden characters (a bidi override) as marks.
+    const title = markHidden(d.title(key));
     const panel = vscode.window.createWebviewPanel(
       `evotrainer.${d.id}`,
       title,

@@ -13,6 +13,9 @@ export const host = new HostConnection();
  */
 export const appStyles = css`
   :host { display: block; color: var(--vscode-foreground); font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); }
+  /* Links in the theme's colours (a plain browser would draw them in its own blue and purple). */
+  a { color: var(--vscode-textLink-foreground); }
+  a:hover, a:active { color: var(--vscode-textLink-activeForeground, var(--vscode-textLink-foreground)); }
   .hidden-char { unicode-bidi: isolate; direction: ltr; color: var(--vscode-editorWarning-foreground, var(--vscode-errorForeground)); border: 1px solid currentColor; border-radius: 2px; padding: 0 1px; margin: 0 1px; font-size: 0.85em; font-style: normal; font-weight: normal; white-space: nowrap; }
 `;
 

@@ -14,7 +14,12 @@ import { tempDir } from '../../helpers/tmp';
  * chunk and batch boundaries, with the texts JSON must escape.
  */
 const REWARDS = `
-import functools
+import functools, os
+
+def fragile(data_source, solution_str, ground_truth, extra_info=None):
+    if data_source == "unknown" and solution_str == "line\\nbreak\\ttab answer 3" and ground_truth == "":
+        os._exit(7)  # one rollout of the 5,000 (index 4147)
+    return float(solution_str.endswith(ground_truth))
 
 def narrow(data_source, solution_str, ground_truth, extra_info=None):
     return {"score": float(solution_str.endswith(ground_truth)), "ds": data_source, "sol": solution_str, "gt": ground_truth}
@@ -44,7 +49,7 @@ describe('reward inputs streamed from the store', () => {
   let store: RolloutStore;
   let pool: WorkerPool;
   const fn = (name: string, kind: FunctionSpec['kind'] = 'verl'): FunctionSpec => ({ name, path: 'reward/r.py', function: name, kind });
-  const functions = [fn('narrow'), fn('wide'), fn('by_locals'), fn('nested'), fn('trl', 'trl')];
+  const functions = [fn('narrow'), fn('wide'), fn('by_locals'), fn('nested'), fn('trl', 'trl'), fn('fragile')];
 
   before(async () => {
     mkdirSync(path.join(dir, 'reward'));
@@ -90,6 +95,17 @@ describe('reward inputs streamed from the store', () => {
       assert.ok(expected.every((x) => x.error === null));
     });
   }
+
+  it('a rollout that crashes its worker is that rollout\'s error; the rest of its batch is scored', async () => {
+    assert.equal(pool.readsExtraInfo('fragile'), false);
+    const rollouts = await loadCachedRollouts(store, {});
+    const byId = await scoreFromStore(store, {}, Promise.resolve(pool), fn('fragile'));
+    assert.equal(byId.size, N);
+    const failed = rollouts.filter((r) => byId.get(r.id)!.error !== null);
+    assert.deepEqual(failed.map((r) => [r.response, r.ground_truth, r.data_source]), [['line\nbreak\ttab answer 3', null, null]]);
+    assert.match(byId.get(failed[0]!.id)!.error!, /worker crashed \(exit code 7\)/);
+    for (const r of rollouts) if (r !== failed[0]) assert.equal(byId.get(r.id)!.value, (r.response ?? '').endsWith(r.ground_truth ?? '') ? 1 : 0, `rollout ${r.id}`);
+  });
 
   it('reads the same rollouts as the selector loads (scope and limit)', async () => {
     const selector = { steps: [2, 3] as [number, number], limit: 777 };

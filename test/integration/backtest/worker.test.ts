@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
-import { WorkerPool } from '../../../src/core/backtest/pool';
+import { WorkerPool, workerScript } from '../../../src/core/backtest/pool';
 import { tempDir } from '../../helpers/tmp';
 
 /** The python3 worker pool, on real python3 with harness code that misbehaves. */
@@ -92,9 +95,45 @@ describe('backtest worker pool (python3)', () => {
     assert.match(r[3]!.error!, /RuntimeError: batch failed/);
   });
 
-  it('a module that does not load is a clear error naming the file', async () => {
-    await assert.rejects(WorkerPool.start({ root: dir, workers: 1, functions: [{ name: 'x', path: 'reward/broken.py', function: 'compute_score', kind: 'verl' }] }), /cannot load compute_score\(\) from reward\/broken\.py .*SyntaxError/);
-    await assert.rejects(WorkerPool.start({ root: dir, workers: 1, functions: [{ name: 'x', path: 'reward/r.py', function: 'nope', kind: 'verl' }] }), /has no function nope\(\)/);
-    await assert.rejects(WorkerPool.start({ root: dir, workers: 1, python: 'no-such-python3', functions: [] }), /could not start no-such-python3/);
+  for (const workers of [1, 2]) {
+    it(`a module that does not load is a clear error naming the file (${workers} worker(s)${workers > 1 ? ', forked' : ''})`, async () => {
+      await assert.rejects(WorkerPool.start({ root: dir, workers, functions: [{ name: 'x', path: 'reward/broken.py', function: 'compute_score', kind: 'verl' }] }), /cannot load compute_score\(\) from reward\/broken\.py .*SyntaxError/);
+      await assert.rejects(WorkerPool.start({ root: dir, workers, functions: [{ name: 'x', path: 'reward/r.py', function: 'nope', kind: 'verl' }] }), /has no function nope\(\)/);
+      await assert.rejects(WorkerPool.start({ root: dir, workers, python: 'no-such-python3', functions: [] }), /could not start no-such-python3/);
+    });
+  }
+
+  it('one interpreter forks the workers, reports how each ended and kills one on request', async () => {
+    // worker.py as a pool starts it with several workers (unconfined here: the protocol only)
+    const proc = spawn('python3', ['-u', workerScript(), JSON.stringify({ root: dir, forks: [[3, 4], [5, 6]] })], { cwd: dir, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe', 'pipe'] });
+    const reports: unknown[] = [];
+    createInterface({ input: proc.stdout }).on('line', (l) => reports.push(JSON.parse(l)));
+    const worker = (k: number) => {
+      const socket = proc.stdio[3 + 2 * k] as Socket;
+      const lines: Record<string, unknown>[] = [];
+      createInterface({ input: socket }).on('line', (l) => lines.push(JSON.parse(l) as Record<string, unknown>));
+      return { socket, lines };
+    };
+    const [a, b] = [worker(0), worker(1)];
+    const until = async (what: () => boolean) => {
+      while (!what()) await new Promise((r) => setTimeout(r, 20));
+    };
+    for (const w of [a, b]) w.socket.write(JSON.stringify({ op: 'load', name: 'v', path: 'reward/r.py', function: 'compute_score', kind: 'verl' }) + '\n');
+    await until(() => a.lines.length >= 2 && b.lines.length >= 2);
+    for (const w of [a, b]) assert.deepEqual(w.lines.map((m) => Object.keys(m)[0]), ['ready', 'loaded']);
+    assert.notEqual(a.lines[0]!.pid, b.lines[0]!.pid, 'two processes');
+    b.socket.write(JSON.stringify({ op: 'call', id: 1, name: 'v', timeout: 5, items: [item('a'), item('crash')] }) + '\n');
+    await until(() => reports.length >= 1);
+    assert.deepEqual(reports[0], { exited: 1, code: 3, signal: null });
+    // the other goes on
+    a.socket.write(JSON.stringify({ op: 'call', id: 2, name: 'v', timeout: 5, items: [item('a')] }) + '\n');
+    await until(() => a.lines.some((m) => m.done));
+    assert.deepEqual((a.lines.find((m) => m.results) as { results: unknown[] }).results, [[{ score: 1, acc: 1, pred: 'a' }, null]]);
+    proc.stdin.write(JSON.stringify({ op: 'kill', worker: 0 }) + '\n');
+    await until(() => reports.length >= 2);
+    assert.deepEqual(reports[1], { exited: 0, code: null, signal: 9 });
+    const exited = new Promise<number | null>((r) => proc.on('exit', r));
+    proc.stdin.end();
+    assert.equal(await exited, 0);
   });
 });

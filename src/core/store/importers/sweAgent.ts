@@ -157,7 +157,7 @@ async function* readTraj(file: string, opts: ReadOptions): AsyncGenerator<Import
     extractedAnswer: null,
     advantage: null,
     stopReason: typeof info.exit_status === 'string' ? info.exit_status : null,
-    responseTokens: stats && typeof stats.tokens_received === 'number' ? stats.tokens_received : null,
+    responseTokens: tokensReceived(stats, entries.length),
     numTurns: entries.length,
     timingMs: null,
     dataSource: null,
@@ -166,6 +166,17 @@ async function* readTraj(file: string, opts: ReadOptions): AsyncGenerator<Import
     steps,
   };
   yield { record, at: { file, record: 1 } };
+}
+
+/**
+ * `model_stats.tokens_received`, where the run counted it. Demonstrations and replays
+ * (SWE-agent's `trajectories/demonstrations`) carry `tokens_received: 0` over a whole
+ * trajectory of model turns: nothing was counted, which is not a response of 0 tokens.
+ */
+function tokensReceived(stats: Obj | null, turns: number): number | null {
+  const n = stats?.tokens_received;
+  if (typeof n !== 'number' || !Number.isFinite(n)) return null;
+  return n === 0 && turns > 0 ? null : n;
 }
 
 function validate(doc: unknown): string | null {

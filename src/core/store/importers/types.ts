@@ -51,13 +51,15 @@ export interface ReadOptions {
 /**
  * Files read by DuckDB itself (its JSON reader is multi-threaded C++), for formats whose
  * records map column to column. The store reads many files of one `signature` in one
- * query: `read_json([...files], columns = <columns>, filename = true) with ordinality`,
- * joined to a table of per-file values `file_step` and `file_split`, and selects
+ * query: `read_json([...files], columns = <columns>) with ordinality`, with the per-file
+ * values `file_step` and `file_split` beside each row, and selects
  * `projection`: step, split, prompt, response, ground_truth, reward, reward_components
  * (JSON text), correct, extracted_answer, data_source, extra (JSON text), bad (true when
  * the record is not of the expected shape). A file with a bad record, or whose records
  * do not match its lines one to one, is read again by `read`, which reports errors with
- * their lines; so the bulk path never decides what an error is.
+ * their lines; so the bulk path never decides what an error is. The projection is row by
+ * row (scalar expressions; no join, subquery or aggregate): the streaming windows above it
+ * number the records in file order.
  */
 export interface BulkPlan {
   /** Files whose plans share a signature are read in one query. */

@@ -107,7 +107,7 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
   const extraKeys = keys.filter((k) => !BASE_KEYS.has(k) && k !== 'acc' && k !== 'pred');
   const numeric = extraKeys.filter((k) => typeof first[k] === 'number' && Number.isFinite(first[k]));
   const other = extraKeys.filter((k) => !numeric.includes(k));
-  const split = opts.split ?? (/(^|\/)[^/]*val[^/]*\//i.test(posix(file)) ? 'val' : 'train');
+  const split = splitOf(file, opts.split);
   const fileStep = stepFromPath(file, /(\d+)\.jsonl$/) ?? 0;
   // Every key is read as JSON: DuckDB parses each line once, and the shape checks below
   // see the original types (a number where text belongs marks the record bad).
@@ -140,6 +140,15 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
   return { signature: keys.join('\u0000'), columns, projection, fileStep, fileSplit: split, keys };
 }
 
+/**
+ * The split a dump belongs to: given, or read from the folder verl wrote it to
+ * (`trainer.validation_data_dir`, e.g. `validation_data/`, `val_generations/`). Only that
+ * folder's name counts: a train dump under `/data/evaluation/run1/rollout_data/` is train.
+ */
+function splitOf(file: string, given: 'train' | 'val' | undefined): 'train' | 'val' {
+  return given ?? (/val/i.test(posix(file).split('/').slice(-2, -1)[0] ?? '') ? 'val' : 'train');
+}
+
 export const verlImporter: Importer = {
   bulk,
   format: 'verl',
@@ -150,7 +159,7 @@ export const verlImporter: Importer = {
     return /"input"\s*:/.test(head) && /"output"\s*:/.test(head) && /"score"\s*:/.test(head);
   },
   async *read(file, opts) {
-    const split = opts.split ?? (/(^|\/)[^/]*val[^/]*\//i.test(posix(file)) ? 'val' : 'train');
+    const split = splitOf(file, opts.split);
     const fileStep = stepFromPath(file, /(\d+)\.jsonl$/);
     for await (const l of readJsonLines(file, opts.startOffset, opts.startLine, opts.onChunk)) {
       const at = { file, line: l.line, endOffset: l.endOffset };

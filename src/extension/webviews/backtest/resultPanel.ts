@@ -1,4 +1,5 @@
 import * as vscode from 'vscode';
+import { markHidden } from '../../../core/util/hidden';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { DidChangeResultNotification, ResultMethods, type ResultState } from '../../../viewer/backtest/protocol';
 
@@ -54,7 +55,7 @@ class ResultPanelProvider implements WebviewProvider<ResultState, ResultPanel>, 
 
   update(state: ResultState): void {
     if (this.disposed) return;
-    this.p.controller.panel.title = state.title;
+    this.p.controller.panel.title = markHidden(state.title);
     this.p.controller.setState(state);
   }
 }
