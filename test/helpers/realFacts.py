@@ -114,7 +114,25 @@ def verl_file_logger(folder):
     return points
 
 
+def verl_plain_multi_turn(rel):
+    """A multi-turn dump decoded without special tokens: role headers are bare lines around tool round trips."""
+    out = []
+    for line in open(os.path.join(real, rel), encoding="utf-8"):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        o = r["output"]
+        out.append({
+            "reward": r["score"],
+            "assistant_turns": 1 + o.count("</tool_response>\nassistant\n"),
+            "tool_results": o.count("\nuser\n<tool_response>"),
+            "request_id": r["request_id"],
+        })
+    return out
+
+
 print(json.dumps({
+    "verl_hecate": verl_plain_multi_turn(os.path.join("verl-hecate", "rollouts", "2.jsonl")),
     "verl_sdpo_metrics": verl_file_logger("verl-sdpo-arc"),
     "verl_sdpo": verl_dump(os.path.join("verl-sdpo", "rollouts", "1.jsonl")),
     "swe_agent": swe_agent(),

@@ -24,6 +24,7 @@ type VerifiersRow = { example: number; reward: number; assistant_turns: number; 
 type VerifiersFacts = { rollouts: number; groups: number; mean_reward: number; dead_groups: number; rows: VerifiersRow[] };
 type VerlRow = { step: number; prompt: string; response: string; ground_truth: string; reward: number; correct: boolean; extracted_answer: string; reward_components: Record<string, number>; extra: Record<string, unknown> };
 type Facts = {
+  verl_hecate: { reward: number; assistant_turns: number; tool_results: number; request_id: string }[];
   verl_sdpo_metrics: { step: number; metric: string; value: number }[];
   verl_sdpo: { rollouts: number; groups: number; mean_score: number; correct: number; rows: VerlRow[] };
   swe_agent: SweFact[];
@@ -99,6 +100,26 @@ describe('importers on real third-party files: numbers match the raw files', () 
       'each line: text verbatim, score, acc, pred, and the reward function\'s own keys (numbers as components, text in extra)',
     );
     assert.ok(rows.every((r) => r.split === 'train'));
+  });
+
+  it('verl multi-turn dump decoded without special tokens (sglang tool agent): turns and tool results per rollout, on both paths', async () => {
+    const f = facts.verl_hecate;
+    assert.deepEqual(f.map((r) => r.tool_results), [1, 1, 0, 1, 1, 1], 'the raw lines: five tool round trips, one plain answer');
+    const read = async (bulk: boolean) => {
+      const s = await RolloutStore.open(':memory:');
+      try {
+        const r = await s.import([path.join(realFixtures, 'verl-hecate')], { run: 'h', bulk });
+        assert.deepEqual(r.files.map((x) => [x.format, x.reader, x.rollouts, x.badRecords]), [['verl', 'stream', 6, 0]], 'a multi-turn dump is streamed (its transcripts become steps)');
+        return await s.all<{ reward: number; assistant_turns: number; tool_results: number; request_id: string }>(
+          `select r.reward, r.num_turns as assistant_turns, count(s.turn) filter (where s.role = 'tool')::int as tool_results, r.extra::json->>'request_id' as request_id
+           from rollouts r left join steps s on s.rollout_id = r.id group by r.id, r.reward, r.num_turns, r.extra order by r.id`,
+        );
+      } finally {
+        s.close();
+      }
+    };
+    assert.deepEqual(await read(true), f);
+    assert.deepEqual(await read(false), f);
   });
 
   it("verl's file logger (SDPO ARC run): every metric of the logged step, value for value", async () => {

@@ -21,6 +21,20 @@ export const TURN_MARKER = /<\|im_start\|>|<\|im_end\|>/;
 /** An `"output"` string value holding a turn marker (the value may run past the head). */
 const MULTI_TURN_OUTPUT = /"output"\s*:\s*"(?:[^"\\]|\\.)*?(?:<\|im_start\|>|<\|im_end\|>)/;
 const ROLES = new Set(['system', 'user', 'assistant', 'tool']);
+/**
+ * A multi-turn transcript decoded without special tokens (verl's dump decodes with
+ * `skip_special_tokens=True`): the template's role headers stay as bare lines, so a tool
+ * round trip reads `…</tool_call>\nuser\n<tool_response>…</tool_response>\nassistant\n…`.
+ * That round trip marks it; a bare "user" line alone could be the model's own text.
+ */
+const PLAIN_TOOL_ROUND = /<\/tool_call>\s*\nuser\n<tool_response>/;
+/** The same in a dump line's raw JSON (newlines escaped), for the bulk path's look at the head. */
+const PLAIN_MULTI_TURN_OUTPUT = /"output"\s*:\s*"(?:[^"\\]|\\.)*?<\/tool_call>(?:\s|\\n)*\\nuser\\n<tool_response>/;
+
+/** Puts the chat template's turn markers back where a plain transcript's tool round trips are. */
+function markPlainTurns(text: string): string {
+  return text.replace(/\nuser\n(?=<tool_response>)/g, '<|im_end|>\n<|im_start|>user\n').replace(/(<\/tool_response>)\nassistant\n/g, '$1<|im_end|>\n<|im_start|>assistant\n');
+}
 
 /**
  * The turns of a chat-template transcript, as verl's multi-turn rollouts decode them: the
@@ -93,7 +107,7 @@ function chatSteps(prompt: string, output: string): StepRecord[] {
  * each transcript into steps.
  */
 function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): BulkPlan | null {
-  if (MULTI_TURN_OUTPUT.test(head)) return null;
+  if (MULTI_TURN_OUTPUT.test(head) || PLAIN_MULTI_TURN_OUTPUT.test(head)) return null;
   const nl = head.indexOf('\n');
   if (nl === -1) return null;
   let first: unknown;
@@ -190,8 +204,8 @@ export const verlImporter: Importer = {
         else extra[k] = v;
       }
       const step = num(r.step);
-      const multiTurn = typeof r.output === 'string' && TURN_MARKER.test(r.output);
-      const steps = multiTurn ? chatSteps(typeof r.input === 'string' ? r.input : '', r.output as string) : undefined;
+      const output = typeof r.output === 'string' ? (!TURN_MARKER.test(r.output) && PLAIN_TOOL_ROUND.test(r.output) ? markPlainTurns(r.output) : r.output) : null;
+      const steps = output !== null && TURN_MARKER.test(output) ? chatSteps(typeof r.input === 'string' ? r.input : '', output) : undefined;
       const record: RolloutRecord = {
         step: typeof step === 'number' ? step : fileStep ?? 0,
         split,
