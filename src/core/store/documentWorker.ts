@@ -52,24 +52,10 @@ export function stepRecords(c: StepColumns): StepRecord[] {
 
 export type DocumentReply =
   | { id: number; ok: true; hash: string; items: WireItem[] }
-  /** The importing thread took the task back before this worker started it. */
-  | { id: number; ok: false; taken: true }
   | { id: number; ok: false; error: { message: string; importError?: { file: string; line: number | null; reason: string; raw?: string } } };
 
 /** Marks the worker data of a document worker (the entry does nothing when loaded otherwise). */
 export const DOCUMENT_WORKER = 'evotrainer-document-worker';
-
-/**
- * Who parses each task, in memory the threads share (slot = task id % CLAIM_SLOTS): 0 not
- * yet claimed, 1 a worker, 2 the importing thread (which takes back a task a busy worker has
- * not started rather than wait for it).
- */
-export const CLAIM_SLOTS = 4096;
-
-export interface DocumentWorkerData {
-  tag: typeof DOCUMENT_WORKER;
-  claims: Int32Array;
-}
 
 const noTables: TableReader = {
   readParquet() {
@@ -102,14 +88,9 @@ export async function parseDocument(task: DocumentTask): Promise<DocumentReply> 
   }
 }
 
-const data = workerData as DocumentWorkerData | undefined;
-if (parentPort && data?.tag === DOCUMENT_WORKER) {
+if (parentPort && workerData === DOCUMENT_WORKER) {
   const port = parentPort;
   port.on('message', (task: DocumentTask) => {
-    if (Atomics.compareExchange(data.claims, task.id % CLAIM_SLOTS, 0, 1) !== 0) {
-      port.postMessage({ id: task.id, ok: false, taken: true } satisfies DocumentReply);
-      return;
-    }
     void parseDocument(task).then((reply) => port.postMessage(reply));
   });
   port.postMessage('ready');

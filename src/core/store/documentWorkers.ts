@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { CLAIM_SLOTS, DOCUMENT_WORKER, parseDocument, stepRecords, type DocumentReply, type DocumentTask, type DocumentWorkerData, type WireItem } from './documentWorker';
+import { DOCUMENT_WORKER, parseDocument, stepRecords, type DocumentReply, type DocumentTask, type WireItem } from './documentWorker';
 import type { RecordText } from './documentText';
 import type { FormatName } from './importers/types';
 import { ImportError, type ImporterItem } from './rows';
@@ -17,12 +17,6 @@ import type { Split } from '../model';
 
 /** An importer item, with the text columns when a worker serialized them. */
 export type PreparedItem = ImporterItem & { text?: RecordText };
-
-/** A file handed to a worker. */
-export interface DocumentJob {
-  id: number;
-  done: Promise<ParsedDocument>;
-}
 
 export interface ParsedDocument {
   /** sha256 of the file's bytes, hex. */
@@ -35,9 +29,12 @@ export interface ParsedDocument {
   worker?: boolean;
 }
 
-/** Threads the pool starts by default: one per core besides the importing thread's. */
+/**
+ * Threads the pool starts by default: one per core, at least two (appending takes the
+ * importing thread less than half its time: two workers keep it busy on two cores).
+ */
 export function defaultDocumentWorkers(): number {
-  return Math.max(1, Math.min(4, availableParallelism() - 1));
+  return Math.max(2, Math.min(4, availableParallelism()));
 }
 
 /** The worker's script: the bundle's (dist/store-worker.js) or, run from source, the TypeScript through tsx. */
@@ -56,8 +53,8 @@ interface Slot {
   pending: Set<number>;
 }
 
-/** Tasks a worker holds at once: one it parses, one waiting, so that it never idles between two. */
-const PER_WORKER = 2;
+/** Tasks a worker holds at once: one it parses, the others waiting, so that it never idles while the importing thread appends. */
+const PER_WORKER = 4;
 /** How long idle workers wait for the next import before they stop. */
 const IDLE_MS = 60_000;
 
@@ -65,8 +62,7 @@ let shared: DocumentWorkers | undefined;
 
 export class DocumentWorkers {
   private readonly slots: Slot[] = [];
-  private readonly waiting = new Map<number, { resolve: (d: ParsedDocument) => void; reject: (e: Error) => void; slot: Slot }>();
-  private readonly claims = new Int32Array(new SharedArrayBuffer(4 * CLAIM_SLOTS));
+  private readonly waiting = new Map<number, { resolve: (d: ParsedDocument) => void; reject: (e: Error) => void }>();
   private nextId = 1;
   /** Imports using the workers now: while there is one, the workers keep the process alive. */
   private users = 0;
@@ -78,8 +74,7 @@ export class DocumentWorkers {
   ) {
     for (let i = 0; i < count; i++) {
       // Not the parent's flags (a loader such as tsx would start a thread of its own in each worker).
-      const workerData: DocumentWorkerData = { tag: DOCUMENT_WORKER, claims: this.claims };
-      const worker = new Worker(where.script, { eval: where.eval, workerData, execArgv: [] });
+      const worker = new Worker(where.script, { eval: where.eval, workerData: DOCUMENT_WORKER, execArgv: [] });
       const slot: Slot = { worker, ready: false, dead: false, pending: new Set() };
       worker.on('message', (m: DocumentReply | 'ready') => {
         if (m === 'ready') slot.ready = true;
@@ -127,39 +122,25 @@ export class DocumentWorkers {
    * room takes it (else undefined: the caller parses it itself); with `wait`, the least
    * busy worker takes it, started or not.
    */
-  parse(file: string, format: FormatName, opts: { split?: Split; verdicts?: string }, wait: boolean): DocumentJob | undefined {
+  parse(file: string, format: FormatName, opts: { split?: Split; verdicts?: string }, wait: boolean): Promise<ParsedDocument> | undefined {
     const live = this.slots.filter((s) => !s.dead && (wait || (s.ready && s.pending.size < PER_WORKER)));
     if (!live.length) return undefined;
     const slot = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
     const task: DocumentTask = { id: this.nextId++, file, format, split: opts.split, verdicts: opts.verdicts };
-    const done = new Promise<ParsedDocument>((resolve, reject) => this.waiting.set(task.id, { resolve, reject, slot }));
+    const done = new Promise<ParsedDocument>((resolve, reject) => this.waiting.set(task.id, { resolve, reject }));
     done.catch(() => undefined); // awaited in turn, unless the import stops first
-    Atomics.store(this.claims, task.id % CLAIM_SLOTS, 0);
     slot.pending.add(task.id);
     slot.worker.postMessage(task);
-    return { id: task.id, done };
+    return done;
   }
 
-  /**
-   * Takes a job back from its worker if it has not started it (the worker then skips it):
-   * true when the caller is now to parse the file itself.
-   */
-  takeBack(job: DocumentJob): boolean {
-    if (Atomics.compareExchange(this.claims, job.id % CLAIM_SLOTS, 0, 2) !== 0) return false;
-    const w = this.waiting.get(job.id);
-    this.waiting.delete(job.id);
-    w?.slot.pending.delete(job.id);
-    return true;
-  }
-
-  /** Parses `file` on this thread, as a worker would (while the workers are busy or starting). */
+  /** Parses `file` on this thread, as a worker would (while the workers are starting). */
   static async parseHere(file: string, format: FormatName, opts: { split?: Split; verdicts?: string }): Promise<ParsedDocument> {
     return fromReply(await parseDocument({ id: 0, file, format, split: opts.split, verdicts: opts.verdicts }));
   }
 
   private settle(slot: Slot, m: DocumentReply): void {
     slot.pending.delete(m.id);
-    if (!m.ok && 'taken' in m) return;
     const w = this.waiting.get(m.id);
     this.waiting.delete(m.id);
     if (!w) return;
@@ -179,7 +160,6 @@ export class DocumentWorkers {
 /** A worker's reply as the importer's results, or its error thrown. */
 function fromReply(m: DocumentReply): ParsedDocument {
   if (!m.ok) {
-    if ('taken' in m) throw new Error('a document the importing thread took back');
     const e = m.error.importError;
     throw e ? new ImportError(e.file, e.line, e.reason, e.raw) : new Error(m.error.message);
   }

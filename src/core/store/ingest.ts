@@ -12,7 +12,7 @@ import { loadDuckDB } from './duckdb';
 import type { Split, TaskDomain } from '../model';
 import { discoverCurves, isLogName } from './curves';
 import { recordText, type RecordText } from './documentText';
-import { defaultDocumentWorkers, DocumentWorkers, type DocumentJob, type ParsedDocument, type PreparedItem } from './documentWorkers';
+import { defaultDocumentWorkers, DocumentWorkers, type ParsedDocument, type PreparedItem } from './documentWorkers';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readHead, type IgnoredFile } from './importers';
@@ -187,17 +187,15 @@ export class Ingest {
       const streaming = todo.filter((t) => !bulkable(t) || streamed.has(t.file));
       // Whole documents (trajectories) are read and hashed a few files ahead, on libuv's
       // threads, while this thread parses and appends the current one. In a large import,
-      // worker threads parse them (see documentWorkers.ts) while this thread appends, and
-      // parses files further ahead itself while the workers are starting or busy.
+      // worker threads parse them (see documentWorkers.ts) while this thread appends.
       const offThread = streaming.filter((t) => t.importer.offThread && readsAhead(t, batch));
       const count = opts.workers ?? (offThread.length >= WORKERS_MIN_FILES ? defaultDocumentWorkers() : 0);
       workers = offThread.length ? DocumentWorkers.acquire(count) : undefined;
       const window = workers ? PARSE_AHEAD : READ_AHEAD;
       const ahead = new Map<string, Promise<ParsedDocument>>();
-      /** Files a worker has not finished yet. */
-      const running = new Map<string, DocumentJob>();
       const parseOpts = { split: opts.split, verdicts: opts.verdicts };
-      // Given a number of workers, they parse every document; by default this thread shares the work.
+      // Given a number of workers, they parse every document; by default this thread parses
+      // the files whose turn comes before a worker has started.
       const share = opts.workers === undefined;
       for (let i = 0; i < streaming.length; i++) {
         const t = streaming[i]!;
@@ -207,25 +205,8 @@ export class Ingest {
             ahead.set(n.file, readWholeDocument(n.file));
             continue;
           }
-          const job = workers.parse(n.file, n.importer.format, parseOpts, !share);
-          if (!job) continue;
-          running.set(n.file, job);
-          ahead.set(n.file, job.done.finally(() => running.delete(n.file)));
-        }
-        // A worker busy with an earlier file has not started this one: this thread parses it rather than wait.
-        const job = running.get(t.file);
-        if (share && job && workers!.takeBack(job)) {
-          running.delete(t.file);
-          ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
-        }
-        // While a worker parses this file, this thread parses the next one no worker has taken.
-        while (share && running.has(t.file)) {
-          const idle = streaming.slice(i + 1, i + window).find((n) => n.importer.offThread && !ahead.has(n.file) && readsAhead(n, batch));
-          if (!idle) break;
-          const here = DocumentWorkers.parseHere(idle.file, idle.importer.format, parseOpts);
-          here.catch(() => undefined); // thrown in its turn
-          ahead.set(idle.file, here);
-          await here.catch(() => undefined);
+          const parsed = workers.parse(n.file, n.importer.format, parseOpts, !share);
+          if (parsed) ahead.set(n.file, parsed);
         }
         if (share && workers && t.importer.offThread && !ahead.has(t.file) && readsAhead(t, batch)) ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
         add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer, ahead.get(t.file)));
