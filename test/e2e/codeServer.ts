@@ -124,6 +124,17 @@ export async function runCommand(page: Page, title: string, timeoutMs = 45_000):
 }
 
 /** Runs a step; on failure saves what the screen showed, then fails with the cause. */
+/** Opens a workspace file the way a person does (Quick Open) and waits for its tab to be the active one. */
+export async function quickOpen(page: Page, fileName: string): Promise<void> {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(fileName);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: fileName }).first().waitFor({ timeout: 15_000 });
+  await input.press('Enter');
+  await page.locator('.tabs-container .tab.active', { hasText: fileName }).waitFor({ timeout: 15_000 });
+}
+
 export async function withScreenshot<T>(page: Page, name: string, step: () => Promise<T>): Promise<T> {
   try {
     return await step();

@@ -10,7 +10,7 @@ import { writeVerlLog } from '../helpers/curves';
 import { vfLine, writeVfEval } from '../helpers/tokens';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
-import { atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, startView, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
+import { atWebviewWidth, clippedIn, findFrame, openEditor, quickOpen, resultsDir, runCommand, startView, watchCspViolations, withScreenshot, type CodeServer } from './codeServer';
 
 const cli = path.join(repoRoot, 'bin', 'evotrainer.js');
 const app = 'evo-curves-app';
@@ -217,13 +217,7 @@ describe('real VS Code: training curves', () => {
     await explorer.locator('[data-testid="explorer-step"] input').press('Enter');
     await explorer.locator('[data-testid="explorer-total"]', { hasText: /^4 rollouts match$/ }).waitFor({ timeout: 30_000 });
     // Another editor in front of both panels: the manifest, opened the way a person does (Quick Open).
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 15_000 });
-    await input.fill('evotrainer.yaml');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'evotrainer.yaml' }).first().waitFor({ timeout: 15_000 });
-    await input.press('Enter');
-    await page.locator('.tabs-container .tab.active', { hasText: 'evotrainer.yaml' }).waitFor({ timeout: 15_000 });
+    await quickOpen(page, 'evotrainer.yaml');
     assert.equal(await page.locator('.tabs-container .tab.active', { hasText: /EvoTrainer: (Failures|Curves)/ }).count(), 0, 'both panels are behind');
     // Meanwhile the CLI imports a fourth run, with rollouts dumped at steps 10…60: the hidden explorer lets go of the store for it.
     const dir = path.join(home, 'runs', 'later');

@@ -9,7 +9,7 @@ import { requireSharedData, sweDir } from '../helpers/data';
 import { writeHostileTrajectory } from '../helpers/hostile';
 import { startScriptedLlm, type ScriptedLlm } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
-import { activityBarItem, assertBarsProportional, atWebviewWidth, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, assertBarsProportional, atWebviewWidth, findFrame, openEditor, quickOpen, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -148,13 +148,7 @@ describe('real VS Code (code-server in Chromium)', () => {
     const before = await findFrame(page, '[data-testid="health-report"]', 30_000);
     assert.equal(await before.locator('vscode-option', { hasText: pooled(304) }).count(), 1);
     // Another editor in front: the manifest, opened the way a person does (Quick Open).
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ timeout: 15_000 });
-    await input.fill('evotrainer.yaml');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'evotrainer.yaml' }).first().waitFor({ timeout: 15_000 });
-    await input.press('Enter');
-    await page.locator('.tabs-container .tab.active', { hasText: 'evotrainer.yaml' }).waitFor({ timeout: 15_000 });
+    await quickOpen(page, 'evotrainer.yaml');
     assert.equal(await page.locator('.tabs-container .tab.active', { hasText: 'EvoTrainer: Health' }).count(), 0, 'the Health tab is behind');
     // Meanwhile the CLI imports a third run into the store.
     const workspace = path.join(home, 'harness');
