@@ -32,10 +32,26 @@ export function isEncoded(t: RecordText | EncodedText): t is EncodedText {
   return 'prompt' in t;
 }
 
-/** `t` with its texts as UTF-8 bytes (see EncodedText). */
-export function encodeText(t: RecordText): EncodedText {
-  const { promptText, responseText, ...rest } = t;
-  return { ...rest, prompt: ownUtf8(promptText), response: ownUtf8(responseText) };
+/**
+ * recordText's columns with the texts as UTF-8 bytes (see EncodedText), and the prompt text
+ * (for the next record's `last`). The bytes give the prompt hash and, for ASCII text, the
+ * code points, without another pass over the strings.
+ */
+export function encodedRecordText(rec: RolloutRecord, last?: { promptText: string; text: EncodedText }): { promptText: string; text: EncodedText } {
+  const promptText = typeof rec.prompt === 'string' ? rec.prompt : JSON.stringify(rec.prompt);
+  const responseText = typeof rec.response === 'string' ? rec.response : JSON.stringify(rec.response);
+  const prompt = ownUtf8(promptText);
+  const response = ownUtf8(responseText);
+  const text: EncodedText = {
+    prompt,
+    promptKind: typeof rec.prompt === 'string' ? 'text' : 'messages',
+    promptHash: last && last.promptText === promptText ? last.text.promptHash : promptHashOf(prompt),
+    response,
+    responseKind: typeof rec.response === 'string' ? 'text' : 'turns',
+    // As many bytes as UTF-16 units: every character is ASCII, one code point each.
+    responseChars: response.length === responseText.length ? response.length : codePoints(responseText),
+  };
+  return { promptText, text };
 }
 
 /** UTF-8 of `s` in a buffer of its own: Node's small buffers share one pool, which must not be transferred. */
@@ -45,7 +61,7 @@ function ownUtf8(s: string): Uint8Array {
 }
 
 /** The prompt part of derived group ids: md5, so DuckDB's md5() gives the same ids on the bulk path. */
-export function promptHashOf(s: string): string {
+export function promptHashOf(s: string | Uint8Array): string {
   return createHash('md5').update(s).digest('hex').slice(0, 16);
 }
 

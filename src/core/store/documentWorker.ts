@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { encodeText, recordText, type EncodedText, type RecordText } from './documentText';
+import { encodedRecordText, type EncodedText } from './documentText';
 import { importerFor } from './importers';
 import type { FormatName, TableReader } from './importers/types';
 import { isBad, type RolloutRecord, type SourcePosition, type StepRecord } from './rows';
@@ -68,17 +68,16 @@ export async function parseDocument(task: DocumentTask): Promise<DocumentReply> 
     const content = readFileSync(task.file);
     const hash = createHash('sha256').update(content).digest('hex');
     const items: WireItem[] = [];
-    let last: RecordText | undefined;
+    let last: ReturnType<typeof encodedRecordText> | undefined;
     for await (const item of importerFor(task.format).read(task.file, { split: task.split, verdicts: task.verdicts, tables: noTables, content })) {
       if (isBad(item)) {
         const e = item.error;
         items.push({ at: item.at, bad: { file: e.file, line: e.line, reason: e.reason, raw: e.raw } });
         continue;
       }
-      const text = recordText(item.record, last);
-      last = text;
+      last = encodedRecordText(item.record, last);
       const { steps, ...record } = item.record;
-      items.push({ at: item.at, record: { ...record, prompt: '', response: '' }, text: encodeText(text), ...(steps ? { steps: stepColumns(steps) } : {}) });
+      items.push({ at: item.at, record: { ...record, prompt: '', response: '' }, text: last.text, ...(steps ? { steps: stepColumns(steps) } : {}) });
     }
     return { id: task.id, ok: true, hash, items };
   } catch (err) {

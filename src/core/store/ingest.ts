@@ -90,6 +90,8 @@ export interface ImportSummary {
 /** Rows appended between commits: bounds memory whatever the input size. */
 const CHUNK_ROWS = 20_000;
 const CHUNK_BYTES = 128 * 1024 * 1024;
+/** Text the appenders hold, of rows workers prepared, before they write it to the table (see ChunkWriter.write). */
+const WRITE_BYTES = 8 * 1024 * 1024;
 /**
  * DuckDB's buffer pool while the bulk path inserts (the store's usual limit is 1 GB): the
  * row groups it builds and writes stay under this, so that the importing process, Node's
@@ -685,6 +687,8 @@ class ChunkWriter {
   private stepChunks: ChunkRows | undefined;
   private rows = 0;
   private bytes = 0;
+  /** `bytes` when the appenders last wrote to the table (see write). */
+  private written = 0;
 
   constructor(private readonly conn: DuckDBConnection) {}
 
@@ -744,12 +748,27 @@ class ChunkWriter {
       this.bytes += t.values.length * 4;
     }
     if (++this.rows >= CHUNK_ROWS || this.bytes >= CHUNK_BYTES) await this.flush();
+    else if (encoded && this.bytes - this.written >= WRITE_BYTES) this.write();
+  }
+
+  /**
+   * Writes what the appenders hold to the table (inside the transaction), so that this
+   * thread does DuckDB's share of the work while the document workers parse the next
+   * files, rather than all of it once they are done.
+   */
+  private write(): void {
+    this.rolloutChunks!.flush();
+    this.stepChunks!.flush();
+    this.rollouts!.flushSync();
+    this.steps!.flushSync();
+    this.written = this.bytes;
   }
 
   async flush(): Promise<void> {
     await this.close();
     this.rows = 0;
     this.bytes = 0;
+    this.written = 0;
     await this.open();
   }
 
