@@ -18,6 +18,32 @@ export interface RecordText {
   responseChars: number;
 }
 
+/**
+ * A record's text columns as a document worker hands them over: the two texts as UTF-8
+ * bytes, each in a buffer of its own, transferred between threads (not copied) and given
+ * to DuckDB as they are (see chunkRows.ts).
+ */
+export interface EncodedText extends Omit<RecordText, 'promptText' | 'responseText'> {
+  prompt: Uint8Array;
+  response: Uint8Array;
+}
+
+export function isEncoded(t: RecordText | EncodedText): t is EncodedText {
+  return 'prompt' in t;
+}
+
+/** `t` with its texts as UTF-8 bytes (see EncodedText). */
+export function encodeText(t: RecordText): EncodedText {
+  const { promptText, responseText, ...rest } = t;
+  return { ...rest, prompt: ownUtf8(promptText), response: ownUtf8(responseText) };
+}
+
+/** UTF-8 of `s` in a buffer of its own: Node's small buffers share one pool, which must not be transferred. */
+function ownUtf8(s: string): Uint8Array {
+  const b = Buffer.from(s, 'utf8');
+  return b.byteOffset === 0 && b.buffer.byteLength === b.length ? b : new Uint8Array(b);
+}
+
 /** The prompt part of derived group ids: md5, so DuckDB's md5() gives the same ids on the bulk path. */
 export function promptHashOf(s: string): string {
   return createHash('md5').update(s).digest('hex').slice(0, 16);
