@@ -39,7 +39,7 @@ export async function acquireInstance(file: string, readOnly: boolean): Promise<
   const ready = createInstance(file, readOnly).catch((err: Error) => {
     instances.delete(key);
     const msg = err.message;
-    if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}), which did not let go of it within ${(lockWaitMs() / 1000).toFixed(0)} s (the viewers and the editor's explorer do when asked; an import or other command holds it until it ends). Close it there, then retry.`);
+    if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}), which did not let go of it within ${(lockWaitMs(readOnly) / 1000).toFixed(0)} s (the viewers and the editor's explorer do when asked; an import or other command holds it until it ends). Close it there, then retry.`);
     throw new Error(`${file}: cannot open the rollout store: ${msg.split('\n')[0]}`);
   });
   const entry: { ready: Promise<DuckDBInstance>; instance?: DuckDBInstance; refs: number; readOnly: boolean } = { ready, refs: 1, readOnly };
@@ -57,10 +57,15 @@ export function releaseRequestFile(file: string): string {
   return `${path.resolve(file)}.release`;
 }
 
-/** How long an open waits for a store another process holds (EVOTRAINER_STORE_WAIT_MS, default 10 s). */
-function lockWaitMs(): number {
+/**
+ * How long an open waits for a store another process holds: a writer (an import, a command)
+ * EVOTRAINER_STORE_WAIT_MS, default 10 s; a reader (a hover, which must answer at once) no
+ * longer than a viewer takes to let go.
+ */
+function lockWaitMs(readOnly: boolean): number {
   const v = Number(process.env.EVOTRAINER_STORE_WAIT_MS);
-  return Number.isFinite(v) && v >= 0 ? v : 10_000;
+  const wait = Number.isFinite(v) && v >= 0 ? v : 10_000;
+  return readOnly ? Math.min(wait, 1_000) : wait;
 }
 
 /**
@@ -70,7 +75,7 @@ function lockWaitMs(): number {
 async function createInstance(file: string, readOnly: boolean): Promise<DuckDBInstance> {
   const { DuckDBInstance } = loadDuckDB();
   const open = () => DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false', ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) });
-  const deadline = performance.now() + lockWaitMs();
+  const deadline = performance.now() + lockWaitMs(readOnly);
   let asked = false;
   try {
     for (;;) {
