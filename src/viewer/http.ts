@@ -142,6 +142,9 @@ export async function startViewerServer(opts: ViewerServerOptions): Promise<View
       const kind = transport.kindOf(message.method);
       if (!kind) return send(res, 400, `unknown method "${message.method.slice(0, 80)}"\n`);
       if ((kind === 'request') !== (message.id !== undefined)) return send(res, 400, `"${message.method}" is a ${kind}: ${kind === 'request' ? 'it needs an "id"' : 'it takes no "id"'}\n`);
+      // A command answers nothing: its parameters are checked here, so a refused one is a 400 that says why, not an empty 204.
+      const refused = kind === 'command' ? transport.refusal(message.method, message.params) : null;
+      if (refused) return send(res, 400, `${refused}\n`);
       const answer = await transport.receive(message);
       const notes = page.drain?.() ?? [];
       if (!answer && !notes.length) return send(res, 204, '');

@@ -52,6 +52,23 @@ export class HostTransport {
     return this.methods.get(method)?.type.kind;
   }
 
+  /**
+   * Why `method` would refuse `params` (null when it takes them). A command answers nothing,
+   * so a host that can answer it otherwise (the HTTP viewer's status) asks first.
+   */
+  refusal(method: string, params: unknown): string | null {
+    const entry = this.methods.get(method);
+    if (!entry) return `unknown method "${method.slice(0, 80)}"`;
+    const checked = this.check(entry, params);
+    return 'error' in checked ? checked.error : null;
+  }
+
+  private check(entry: Entry, params: unknown): { value: unknown } | { error: string } {
+    if (!entry.type.schema) return { value: params };
+    const parsed = entry.type.schema.safeParse(params);
+    return parsed.success ? { value: parsed.data } : { error: `invalid parameters for "${entry.type.method}": ${parsed.error.message.replace(/\s+/g, ' ').slice(0, 500)}` };
+  }
+
   /** Runs one message from the page: the response to send back for a request, null for a command or a message dropped. */
   async receive(raw: unknown): Promise<IpcResponse | null> {
     const message = asMessage(raw);
@@ -69,12 +86,9 @@ export class HostTransport {
     if ((entry.type.kind === 'request') !== (id !== undefined)) {
       return fail('invalid_params', entry.type.kind === 'request' ? `"${method}" is a request: it needs an id` : `"${method}" is a command: it takes no id`);
     }
-    let value: unknown = params;
-    if (entry.type.schema) {
-      const parsed = entry.type.schema.safeParse(params);
-      if (!parsed.success) return fail('invalid_params', `invalid parameters for "${method}": ${parsed.error.message.replace(/\s+/g, ' ').slice(0, 500)}`);
-      value = parsed.data;
-    }
+    const checked = this.check(entry, params);
+    if ('error' in checked) return fail('invalid_params', checked.error);
+    const value = checked.value;
     try {
       const result = await entry.run(value);
       return id === undefined ? null : { id, result };

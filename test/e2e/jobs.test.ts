@@ -14,8 +14,8 @@ import { activityBarItem, atWebviewWidth, clippedIn, findFrame, openEditor, resu
 
 const HELLO = '#!/bin/bash\nprintf \'hello from {{version}} on %s \\033[31m<b>red</b>\\033[0m\\n\' "$(hostname)"\nfor i in 1 2 3 4 5 6; do echo "step $i of 6"; sleep 1; done\nmkdir -p "$EVOTRAINER_JOB_DIR/rollout_data"\npython3 -c \'import json,sys\nfor k in range(4): print(json.dumps({"input": f"What is {k}+{k}?", "output": f"The answer is {2*k}", "gts": str(2*k), "score": float(k % 2 == 0), "step": 1}))\' > "$EVOTRAINER_JOB_DIR/rollout_data/1.jsonl"\necho "all done"\n';
 const PASSPHRASE = 'open sesame';
-/** A verl job's console as Ray prints it: a coloured actor prefix, numpy scalars, progress bars between the step lines. */
-const VERL = '#!/bin/bash\necho "(TaskRunner pid=4242) TaskRunner hostname: $(hostname), PID: 4242"\nfor i in $(seq 1 12); do\n  e=$(python3 -c "print(round(1.2 * 0.9 ** $i, 4))")\n  printf \'\\033[36m(TaskRunner pid=4242)\\033[0m step:%d - actor/entropy:np.float64(%s) - actor/grad_norm:0.31 - critic/score/mean:np.float64(0.%d)\\n\' "$i" "$e" "$i"\n  printf \'Training Progress:  %d%%|###       | %d/12\\n\' "$((i * 8))" "$i"\n  sleep 1\ndone\necho "training done"\n';
+/** A verl job's console as Ray prints it: a coloured actor prefix, numpy scalars, a progress bar redrawn with '\r' between the step lines. */
+const VERL = '#!/bin/bash\necho "(TaskRunner pid=4242) TaskRunner hostname: $(hostname), PID: 4242"\nfor i in $(seq 1 12); do\n  e=$(python3 -c "print(round(1.2 * 0.9 ** $i, 4))")\n  printf \'\\033[36m(TaskRunner pid=4242)\\033[0m step:%d - actor/entropy:np.float64(%s) - actor/grad_norm:0.31 - critic/score/mean:np.float64(0.%d)\\n\' "$i" "$e" "$i"\n  printf \'Training Progress:  %d%%|###       | %d/12\\r\' "$((i * 8))" "$i"\n  sleep 1\ndone\necho "training done"\n';
 const SLOW = '#!/bin/bash\necho "slow job started"\nsleep 300\necho never\n';
 
 /**
@@ -156,11 +156,16 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
     const early = await points();
     assert.ok(early >= 1 && early < 12, `drawn while running: ${early} point(s)`);
     assert.match(await frame.locator('.legend').innerText(), new RegExp(`job ${job.id} · verl-v1@v1\\s+live`));
+    // The progress bar being drawn (no line end yet) shows in the status bar; a click opens the log.
+    const bar = page.locator('.statusbar-item', { hasText: /Training Progress: +\d+%\|###/ }).first();
+    await bar.waitFor({ timeout: 30_000 });
+    assert.match((await bar.innerText()).replace(/\u00a0/g, ' '), new RegExp(`verl ${job.id}: Training Progress: +\\d+%\\|###`));
     await page.mouse.move(5, 880);
     await page.screenshot({ path: path.join(resultsDir, 'jobs-curves-live-dark.png') });
     assert.deepEqual(csp, [], 'no CSP violation on first paint');
     // It grows as the job prints, to the last step, and says when the job has ended.
     await frame.locator('.legend', { hasText: 'job ended' }).waitFor({ timeout: 90_000 });
+    await bar.waitFor({ state: 'hidden', timeout: 30_000 });
     assert.equal(await points(), 12);
     assert.ok((await points()) > early);
     await frame.locator('[data-testid="curves-chart"]').focus();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -114,6 +115,40 @@ describe('evotrainer view (the failure explorer in a browser, over HTTP)', () =>
     assert.equal((await http(new URL('assets/explorer.js', url).href)).status, 200);
     assert.equal((await http(new URL('assets/theme.css', url).href)).status, 200);
     for (const p of ['assets/..%2F..%2Fpackage.json', 'assets/%2E%2E%2Fcli.js', 'assets/nothing.js', 'etc/passwd']) assert.equal((await http(new URL(p, url).href)).status, 404, p);
+  });
+
+  it('lets go of the store when an import in another process asks for it, then shows the new rows', async () => {
+    // The viewer holds the store between requests (it would close it only after a minute idle).
+    const before = await http(new URL('?run=swe', url).href);
+    assert.equal(before.status, 200);
+    const more = tempDir('evotrainer-view-more-');
+    writeHostileTrajectory(more);
+    const t0 = performance.now();
+    const imported = spawnSync(process.execPath, [cli, 'import', path.join(more, 'trajs'), '--run', 'later', '--store', storeFile], { encoding: 'utf8' });
+    assert.equal(imported.status, 0, imported.stderr);
+    assert.ok(performance.now() - t0 < 30_000);
+    for (let i = 0; i < 50 && !/another process asked for the store/.test(stderr); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.match(stderr, /another process asked for the store/);
+    const after = await http(new URL('?run=later', url).href);
+    const state = JSON.parse(new RegExp(`id="${INITIAL_STATE_ID}" nonce="[^"]+">(.*?)</script>`, 's').exec(after.body)![1]!) as ExplorerState;
+    assert.equal(state.page!.total, 1, 'the viewer opened the store again and reads the new run');
+  });
+
+  it('an import blocked by a process that does not let go says so after the wait, naming the store', async () => {
+    const holder = tempDir('evotrainer-view-held-');
+    const held = path.join(holder, 'store.duckdb');
+    (await RolloutStore.open(held)).close();
+    // A plain DuckDB process holding the file: it never reads release requests.
+    const hold = spawn(process.execPath, ['-e', `const {DuckDBInstance}=require('@duckdb/node-api');DuckDBInstance.create(${JSON.stringify(held)}).then(()=>{process.stdout.write('held\\n');setInterval(()=>{},1000)})`], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => hold.stdout!.once('data', () => resolve()));
+      const r = spawnSync(process.execPath, [cli, 'import', path.join(sweDir, 'trajs'), '--run', 'x', '--store', held], { encoding: 'utf8', env: { ...process.env, EVOTRAINER_STORE_WAIT_MS: '800' } });
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /store\.duckdb: the rollout store is open in another process .*did not let go of it within 1 s/);
+      assert.equal(existsSync(`${held}.release`), false, 'the request is taken back');
+    } finally {
+      hold.kill('SIGKILL');
+    }
   });
 
   it('stops on SIGINT and releases the store', async () => {

@@ -282,11 +282,11 @@ validation: []
     const builtin = await open(uri('diagnostics/metrics/pass_rate.py'), 'print(1)\n', 'python');
     assert.match(builtin[0]!.message, /built-in metric; rename the file/);
 
-    // On open (and save) a SQL metric also runs over the harness's store: DuckDB's own errors, at their line.
+    // On open (and save) a SQL metric is checked and run over the harness's store: what it may not read, and DuckDB's own errors, at their line.
     const typo = '-- description: a misspelt view\nselect id,\n       edits as value\n  from rollout_featurez\n';
     const sql = await openUntil(uri('diagnostics/metrics/typo.sql'), typo, 'sql', (d) => d.length > 0);
     assert.equal(sql.length, 1);
-    assert.match(sql[0]!.message, /^SQL error: .*rollout_featurez/);
+    assert.match(sql[0]!.message, /^reads "rollout_featurez", which is not one of the views .*; did you mean rollout_features\?/);
     assert.deepEqual(sql[0]!.range, rangeOf(typo, 'from rollout_featurez'));
   });
 

@@ -58,6 +58,42 @@ describe('rollout store (real DuckDB, real files)', () => {
     assert.deepEqual(onWorkers.steps, here.steps);
   });
 
+  it('trajectories of any characters, imported beside streamed JSONL, store on workers what this thread stores', async () => {
+    const dir = tempDir();
+    const trajs = path.join(dir, 'trajs');
+    const dump = path.join(dir, 'rollout_data');
+    spawnSync('mkdir', ['-p', trajs, dump]);
+    const names = readdirSync(path.join(sweDir, 'trajs')).slice(0, 6);
+    for (const n of names) writeFileSync(path.join(trajs, n), readFileSync(path.join(sweDir, 'trajs', n)));
+    // Texts the workers hand over as UTF-8 bytes: accents, emoji, a lone surrogate (stored as U+FFFD), NUL, escapes.
+    const odd = ['accents éà ﷺ', 'emoji 👍🏽 🇫🇷', 'a lone \ud800 surrogate', 'nul \u0000 and \u001b[0m', '"quoted" \\ back\\slash\n', ''];
+    odd.forEach((text, i) => {
+      const messages = [{ role: 'system', content: `sys ${text}` }, { role: 'user', content: text }, { role: 'assistant', content: `THOUGHT ${text}\n\`\`\`bash\nls ${i}\n\`\`\`` }, { role: 'user', content: `<returncode>0</returncode><output>${text}</output>` }];
+      writeFileSync(path.join(trajs, `zz__odd-${i}.traj.json`), JSON.stringify({ instance_id: `zz__odd-${i}`, info: { exit_status: 'Submitted', submission: text }, messages }, null, i % 2 ? 2 : undefined));
+    });
+    writeFileSync(path.join(dump, '1.jsonl'), [0, 1, 2, 3].map((i) => verlLine(i)).join('\n') + '\n');
+    const rowsOf = (workers: number) =>
+      withStore(path.join(dir, `w${workers}.duckdb`), async (s) => {
+        // The JSONL rows are appended value by value, the trajectories' (on workers) a chunk at a time, in one import.
+        const r = await s.import([dump, trajs], { run: 'r', workers, bulk: false });
+        assert.equal(r.files.filter((f) => f.worker).length, workers ? names.length + odd.length : 0);
+        return {
+          rollouts: await s.all(`select * exclude (import_id) from rollout_rows order by id`),
+          steps: await s.all(`select * exclude (import_id) from step_rows order by rollout_id, turn`),
+          lengths: await s.all<{ chars: number; len: number }>(`select response_chars chars, length(response)::integer len from rollout_rows order by id`),
+        };
+      });
+    const here = await rowsOf(0);
+    const onWorkers = await rowsOf(2);
+    assert.equal(here.rollouts.length, 4 + names.length + odd.length);
+    assert.deepEqual(onWorkers.rollouts, here.rollouts);
+    assert.deepEqual(onWorkers.steps, here.steps);
+    assert.deepEqual(onWorkers.lengths.map((r) => r.chars), onWorkers.lengths.map((r) => r.len));
+    const lone = here.rollouts.find((r) => r.prompt_id === 'zz__odd-2')!;
+    assert.equal(lone.extracted_answer, 'a lone \ufffd surrogate', 'a lone surrogate in text is stored as U+FFFD');
+    assert.ok(String(lone.response).includes('a lone \\ud800 surrogate'), 'JSON of messages keeps it escaped');
+  });
+
   it('a streamed response keeps its length as DuckDB counts it (code points), whatever the characters', async () => {
     const dir = tempDir();
     const dump = path.join(dir, 'rollout_data');

@@ -79,7 +79,7 @@ describe('user metrics and rules on the real SWE set', () => {
 
     const problems = r.problems.map((p) => `${rel(p.file)}${p.line ? `:${p.line}` : ''}${p.column ? `:${p.column}` : ''}: ${p.message}`);
     assert.equal(problems.length, 4, problems.join('\n'));
-    assert.ok(problems.some((p) => /^diagnostics\/metrics\/broken_table\.sql:4: SQL error: .*rollout_featurez/.test(p)), problems.join('\n'));
+    assert.ok(problems.some((p) => /^diagnostics\/metrics\/broken_table\.sql:4: reads "rollout_featurez", which is not one of the views rollouts, steps and rollout_features/.test(p)), problems.join('\n'));
     assert.ok(problems.some((p) => /^diagnostics\/metrics\/no_value\.sql: returns no "value" column/.test(p)));
     assert.ok(problems.some((p) => /^diagnostics\/rules\/broken_yaml\.yaml:6:1: YAML: /.test(p)), problems.join('\n'));
     assert.ok(problems.some((p) => /^diagnostics\/rules\/unknown_metric\.yaml:3:11: rule "typo": unknown metric "pass_rat"/.test(p)));
@@ -151,5 +151,73 @@ describe('user rules: parsing and trends', () => {
     const short = await build([2, 5]);
     assert.deepEqual(short.findings, []);
     assert.match(short.notes[0]!, /search-spiral .* undecided: search_calls has 2 evaluation\(s\), the trend needs 3/);
+  });
+});
+
+describe('SQL metrics read only the rollout views (a harness is not trusted to read files)', () => {
+  let store: RolloutStore;
+  let secretDir: string;
+  const SECRET = 'TOKEN-5f1e0c-do-not-leak';
+  before(async () => {
+    store = await RolloutStore.open(':memory:');
+    const gen = tempDir('evotrainer-user-sql-');
+    for (let k = 0; k < 3; k++) writeTrajectory(gen, `gen-${k}`, { commands: commandMix(1, 1, 1), resolved: k > 0 });
+    await store.import([path.join(gen, 'trajs')], { run: 'gen' });
+    secretDir = tempDir('evotrainer-secret-');
+    writeFileSync(path.join(secretDir, 'id_key'), `${SECRET}\n`);
+    writeFileSync(path.join(secretDir, 'creds.csv'), `value\n${SECRET}\n`);
+    writeFileSync(path.join(secretDir, 'creds.json'), `{"value": "${SECRET}"}\n`);
+  });
+  after(() => store.close());
+
+  it('refuses every route to a file, a table function or the session, at its line; nothing of the file reaches the report', async () => {
+    const f = (name: string) => path.join(secretDir, name).replace(/'/g, "''");
+    // One file per route: each must be refused on its own (a check that stops at the first would pass the rest).
+    const hostile: Record<string, string> = {
+      read_text: `select length(content) as value from read_text('${f('id_key')}')`,
+      replacement_scan: `select count(*) as value from '${f('creds.csv')}'`,
+      json_scan: `select count(*) as value\nfrom rollouts, '${f('creds.json')}'`,
+      in_subquery: `select id, 1 as value from rollouts\nwhere exists (select 1 from read_csv('${f('creds.csv')}') where value like 'TOKEN%')`,
+      scalar_subquery: `select (select max(length(content)) from read_blob('${f('id_key')}')) as value`,
+      cte: `with s as (select * from read_json('${f('creds.json')}'))\nselect count(*) as value from s`,
+      glob: `select count(*) as value from glob('${f('*')}')`,
+      query_fn: `select count(*) as value from query('select 1')`,
+      settings: `select count(*) as value from duckdb_settings()`,
+      secrets: `select count(*) as value from duckdb_secrets()`,
+      qualified: `select count(*) as value from main.rollout_rows`,
+      other_table: `select count(*) as value from imports`,
+      session: `select length(current_setting('temp_directory')) as value`,
+      union_arm: `select 1 as value from rollouts union all select 1 from read_text('${f('id_key')}')`,
+      lateral: `select count(*) as value from rollouts r, lateral (select * from read_text('${f('id_key')}'))`,
+    };
+    const root = tempDir('evotrainer-user-hostile-');
+    const dir = path.join(root, 'diagnostics', 'metrics');
+    mkdirSync(dir, { recursive: true });
+    for (const [name, sql] of Object.entries(hostile)) writeFileSync(path.join(dir, `${name}.sql`), `-- description: ${name}\n${sql}\n`);
+    writeFileSync(path.join(dir, 'fine.sql'), 'with t as (select id, assistant_turns from rollout_features)\nselect r.id, (t.assistant_turns > 1)::int as value from rollouts r join t using (id)\nwhere r.id in (select id from steps)\n');
+    const r = await evaluateUserDiagnostics(store, root, { run: 'gen' });
+    assert.deepEqual(r.metrics.map((m) => m.name), ['fine'], JSON.stringify(r.problems.find((p) => p.file.endsWith('fine.sql'))));
+    assert.equal(r.metrics[0]!.value !== null, true);
+    const byFile = new Map(r.problems.map((p) => [path.basename(p.file, '.sql'), p]));
+    for (const name of Object.keys(hostile)) {
+      const p = byFile.get(name);
+      assert.ok(p, `${name}: not refused`);
+      assert.match(p.message, /reads only rollouts, steps and rollout_features|not one of the views|reads the session/, `${name}: ${p.message}`);
+    }
+    // The refusal points at the line that reads the file (line 1 is the header).
+    assert.equal(byFile.get('json_scan')!.line, 3);
+    assert.equal(byFile.get('in_subquery')!.line, 3);
+    assert.match(byFile.get('read_text')!.message, /table function read_text\(\)/);
+    assert.match(byFile.get('qualified')!.message, /"main\.rollout_rows"/);
+    assert.doesNotMatch(JSON.stringify(r), new RegExp(SECRET));
+  });
+
+  it('a syntax error is still reported by DuckDB at its line', async () => {
+    const root = tempDir('evotrainer-user-syntax-');
+    mkdirSync(path.join(root, 'diagnostics', 'metrics'), { recursive: true });
+    writeFileSync(path.join(root, 'diagnostics', 'metrics', 'typo.sql'), 'select id, 1 as value\nfrom rollouts\nwher id > 1\n');
+    const r = await evaluateUserDiagnostics(store, root, { run: 'gen' });
+    assert.equal(r.metrics.length, 0);
+    assert.match(r.problems[0]!.message, /SQL error: .*syntax error/i);
   });
 });

@@ -106,8 +106,10 @@ describe('evotrainer view --curves (the training curves in a browser, over HTTP)
     assert.equal(again.params.series.length, 3);
     // In a browser the page opens the explorer itself: the host has nothing to say.
     assert.equal((await post({ method: 'curves/openStep', params: { run: 'train-v0', version: 'v0', step: 3 } })).status, 204);
-    // A command with bad parameters is dropped (no state comes back); one sent as a request is refused.
-    assert.equal((await post({ method: 'curves/setMetric', params: { metric: '' } })).status, 204);
+    // A command with bad parameters is refused with the reason (nothing runs); one sent as a request is refused too.
+    const badCommand = await post({ method: 'curves/setMetric', params: { metric: '' } });
+    assert.equal(badCommand.status, 400);
+    assert.match(await badCommand.text(), /invalid parameters for "curves\/setMetric"/);
     assert.equal((await post({ id: 1, method: 'curves/setMetric', params: { metric: 'entropy' } })).status, 400);
     assert.equal((await post({ id: 1, method: 'explorer/query', params: {} })).status, 400, "the explorer's methods are not the curves page's");
     assert.equal((await fetch(new URL('../api', curvesUrl), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ method: 'curves/refresh' }) })).status, 400, "nor the curves' the explorer's");

@@ -41,6 +41,7 @@ import { workerScript } from '../backtest/pool';
 import type { RolloutStore } from '../store/store';
 import { CATALOG } from './catalog';
 import { computeHealth, computeSeries, type HealthReport, type MetricResult, type Scope, type SeriesPoint } from './health';
+import { refuseMetricSql } from './metricSql';
 
 export interface DiagnosticProblem {
   kind: 'metric' | 'rule';
@@ -192,8 +193,10 @@ function sqlProblem(m: UserMetric, err: unknown): DiagnosticProblem {
   return { kind: 'metric', file: m.file, ...(line ? { line: Math.max(1, Number(line[1]) - 1) } : {}), message: `SQL error: ${first}` };
 }
 
-/** A user metric's value over the (already scoped) views. */
+/** A user metric's value over the (already scoped) views, once its query is known to read only them (see metricSql). */
 async function evaluateMetricSql(store: RolloutStore, m: UserMetric): Promise<{ value: number | null; rows: number } | { problem: DiagnosticProblem }> {
+  const refused = await refuseMetricSql(m.sql, async (sql, params) => Object.values((await store.one(sql, params)) ?? {})[0]);
+  if (refused) return { problem: { kind: 'metric', file: m.file, ...(refused.offset !== null ? { line: m.sql.slice(0, refused.offset).split('\n').length } : {}), message: refused.message } };
   const out = { name: 'user_metric_out', select: `select * from (\n${m.sql}\n) user_metric` };
   return store.withTempTables([out], () => valueOf(store, m)).catch((err: unknown) => ({ problem: sqlProblem(m, err) }));
 }

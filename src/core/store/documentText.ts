@@ -18,8 +18,50 @@ export interface RecordText {
   responseChars: number;
 }
 
+/**
+ * A record's text columns as a document worker hands them over: the two texts as UTF-8
+ * bytes, each in a buffer of its own, transferred between threads (not copied) and given
+ * to DuckDB as they are (see chunkRows.ts).
+ */
+export interface EncodedText extends Omit<RecordText, 'promptText' | 'responseText'> {
+  prompt: Uint8Array;
+  response: Uint8Array;
+}
+
+export function isEncoded(t: RecordText | EncodedText): t is EncodedText {
+  return 'prompt' in t;
+}
+
+/**
+ * recordText's columns with the texts as UTF-8 bytes (see EncodedText), and the prompt text
+ * (for the next record's `last`). The bytes give the prompt hash and, for ASCII text, the
+ * code points, without another pass over the strings.
+ */
+export function encodedRecordText(rec: RolloutRecord, last?: { promptText: string; text: EncodedText }): { promptText: string; text: EncodedText } {
+  const promptText = typeof rec.prompt === 'string' ? rec.prompt : JSON.stringify(rec.prompt);
+  const responseText = typeof rec.response === 'string' ? rec.response : JSON.stringify(rec.response);
+  const prompt = ownUtf8(promptText);
+  const response = ownUtf8(responseText);
+  const text: EncodedText = {
+    prompt,
+    promptKind: typeof rec.prompt === 'string' ? 'text' : 'messages',
+    promptHash: last && last.promptText === promptText ? last.text.promptHash : promptHashOf(prompt),
+    response,
+    responseKind: typeof rec.response === 'string' ? 'text' : 'turns',
+    // As many bytes as UTF-16 units: every character is ASCII, one code point each.
+    responseChars: response.length === responseText.length ? response.length : codePoints(responseText),
+  };
+  return { promptText, text };
+}
+
+/** UTF-8 of `s` in a buffer of its own: Node's small buffers share one pool, which must not be transferred. */
+function ownUtf8(s: string): Uint8Array {
+  const b = Buffer.from(s, 'utf8');
+  return b.byteOffset === 0 && b.buffer.byteLength === b.length ? b : new Uint8Array(b);
+}
+
 /** The prompt part of derived group ids: md5, so DuckDB's md5() gives the same ids on the bulk path. */
-export function promptHashOf(s: string): string {
+export function promptHashOf(s: string | Uint8Array): string {
   return createHash('md5').update(s).digest('hex').slice(0, 16);
 }
 

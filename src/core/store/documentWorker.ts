@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { recordText, type RecordText } from './documentText';
+import { encodedRecordText, type EncodedText } from './documentText';
 import { importerFor } from './importers';
 import type { FormatName, TableReader } from './importers/types';
 import { isBad, type RolloutRecord, type SourcePosition, type StepRecord } from './rows';
@@ -22,11 +22,11 @@ export interface DocumentTask {
 }
 
 /**
- * A record as it crosses threads: prompt and response travel as text only (see RecordText),
- * steps as columns (copying a few arrays between threads costs less than copying thousands
- * of small objects).
+ * A record as it crosses threads: prompt and response travel as UTF-8 bytes only (see
+ * EncodedText; their buffers are transferred, not copied), steps as columns (copying a few
+ * arrays between threads costs less than copying thousands of small objects).
  */
-export type WireItem = { at: SourcePosition; record: RolloutRecord; text: RecordText; steps?: StepColumns } | { at: SourcePosition; bad: { file: string; line: number | null; reason: string; raw?: string } };
+export type WireItem = { at: SourcePosition; record: RolloutRecord; text: EncodedText; steps?: StepColumns } | { at: SourcePosition; bad: { file: string; line: number | null; reason: string; raw?: string } };
 
 /** StepRecord fields, one array each. */
 export type StepColumns = { [K in keyof StepRecord]-?: StepRecord[K][] };
@@ -68,17 +68,16 @@ export async function parseDocument(task: DocumentTask): Promise<DocumentReply> 
     const content = readFileSync(task.file);
     const hash = createHash('sha256').update(content).digest('hex');
     const items: WireItem[] = [];
-    let last: RecordText | undefined;
+    let last: ReturnType<typeof encodedRecordText> | undefined;
     for await (const item of importerFor(task.format).read(task.file, { split: task.split, verdicts: task.verdicts, tables: noTables, content })) {
       if (isBad(item)) {
         const e = item.error;
         items.push({ at: item.at, bad: { file: e.file, line: e.line, reason: e.reason, raw: e.raw } });
         continue;
       }
-      const text = recordText(item.record, last);
-      last = text;
+      last = encodedRecordText(item.record, last);
       const { steps, ...record } = item.record;
-      items.push({ at: item.at, record: { ...record, prompt: '', response: '' }, text, ...(steps ? { steps: stepColumns(steps) } : {}) });
+      items.push({ at: item.at, record: { ...record, prompt: '', response: '' }, text: last.text, ...(steps ? { steps: stepColumns(steps) } : {}) });
     }
     return { id: task.id, ok: true, hash, items };
   } catch (err) {
@@ -88,10 +87,17 @@ export async function parseDocument(task: DocumentTask): Promise<DocumentReply> 
   }
 }
 
+/** The buffers of the items' texts: moved to the importing thread, not copied. */
+function transferable(items: WireItem[]): ArrayBuffer[] {
+  const out: ArrayBuffer[] = [];
+  for (const item of items) if ('text' in item) out.push(item.text.prompt.buffer as ArrayBuffer, item.text.response.buffer as ArrayBuffer);
+  return out;
+}
+
 if (parentPort && workerData === DOCUMENT_WORKER) {
   const port = parentPort;
   port.on('message', (task: DocumentTask) => {
-    void parseDocument(task).then((reply) => port.postMessage(reply));
+    void parseDocument(task).then((reply) => port.postMessage(reply, reply.ok ? transferable(reply.items) : []));
   });
   port.postMessage('ready');
 }

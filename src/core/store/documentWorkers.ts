@@ -10,13 +10,13 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DOCUMENT_WORKER, parseDocument, stepRecords, type DocumentReply, type DocumentTask, type WireItem } from './documentWorker';
-import type { RecordText } from './documentText';
+import type { EncodedText } from './documentText';
 import type { FormatName } from './importers/types';
 import { ImportError, type ImporterItem } from './rows';
 import type { Split } from '../model';
 
 /** An importer item, with the text columns when a worker serialized them. */
-export type PreparedItem = ImporterItem & { text?: RecordText };
+export type PreparedItem = ImporterItem & { text?: EncodedText };
 
 export interface ParsedDocument {
   /** sha256 of the file's bytes, hex. */

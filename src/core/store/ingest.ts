@@ -11,7 +11,8 @@ import type { DuckDBAppender, DuckDBConnection, DuckDBListType, DuckDBValue } fr
 import { loadDuckDB } from './duckdb';
 import type { Split, TaskDomain } from '../model';
 import { discoverCurves, isLogName } from './curves';
-import { recordText, type RecordText } from './documentText';
+import { ChunkRows, type ChunkValue } from './chunkRows';
+import { isEncoded, recordText, type EncodedText, type RecordText } from './documentText';
 import { defaultDocumentWorkers, DocumentWorkers, type ParsedDocument, type PreparedItem } from './documentWorkers';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
@@ -94,6 +95,8 @@ export interface ImportSummary {
 /** Rows appended between commits: bounds memory whatever the input size. */
 const CHUNK_ROWS = 20_000;
 const CHUNK_BYTES = 128 * 1024 * 1024;
+/** Text the appenders hold, of rows workers prepared, before they write it to the table (see ChunkWriter.write). */
+const WRITE_BYTES = 8 * 1024 * 1024;
 /**
  * DuckDB's buffer pool while the bulk path inserts (the store's usual limit is 1 GB): the
  * row groups its lanes build and write stay under this (what does not fit goes to its
@@ -396,7 +399,7 @@ export class Ingest {
       rec.step = Math.trunc(rec.step);
       // Samples of one prompt arrive together: each prompt is hashed once.
       const text = item.text ?? recordText(rec, lastText);
-      lastText = text;
+      if (!isEncoded(text)) lastText = text;
       const promptHash = text.promptHash;
       // A prompt's samples from one data source: the same tasks evaluated two ways (e.g. an
       // "-honest" eval with the environment's shortcuts closed) are two groups, not one.
@@ -675,7 +678,7 @@ interface RowContext {
   run: string;
   version: string | null;
   framework: string;
-  text: RecordText;
+  text: RecordText | EncodedText;
   promptId: string;
   groupId: string;
   sampleIndex: number;
@@ -736,14 +739,21 @@ class ChunkWriter {
   private steps: DuckDBAppender | undefined;
   private tokens: DuckDBAppender | undefined;
   private quarantined: DuckDBAppender | undefined;
+  /** Rows whose texts came as bytes (from a document worker) go to the appenders a chunk at a time. */
+  private rolloutChunks: ChunkRows | undefined;
+  private stepChunks: ChunkRows | undefined;
   private rows = 0;
   private bytes = 0;
+  /** `bytes` when the appenders last wrote to the table (see write). */
+  private written = 0;
 
   constructor(private readonly conn: DuckDBConnection) {}
 
   async open(): Promise<void> {
     this.rollouts = await this.conn.createAppender('rollout_rows');
     this.steps = await this.conn.createAppender('step_rows');
+    this.rolloutChunks = new ChunkRows(this.rollouts);
+    this.stepChunks = new ChunkRows(this.steps);
     this.tokens = await this.conn.createAppender('token_rows');
     this.quarantined = await this.conn.createAppender('quarantine');
   }
@@ -761,59 +771,28 @@ class ChunkWriter {
 
   async append(rec: RolloutRecord, c: RowContext): Promise<void> {
     const a = this.rollouts!;
-    const { promptText, responseText: response } = c.text;
-    a.appendBigInt(BigInt(c.id));
-    a.appendInteger(c.importId);
-    a.appendVarchar(c.run);
-    varchar(a, c.version);
-    a.appendVarchar(c.framework);
-    a.appendInteger(Math.trunc(rec.step));
-    a.appendVarchar(rec.split);
-    a.appendVarchar(c.promptId);
-    a.appendVarchar(c.groupId);
-    a.appendInteger(c.sampleIndex);
-    a.appendVarchar(promptText);
-    a.appendVarchar(c.text.promptKind);
-    a.appendVarchar(response);
-    a.appendVarchar(c.text.responseKind);
-    varchar(a, rec.groundTruth);
-    double(a, rec.reward);
-    json(a, rec.rewardComponents && Object.keys(rec.rewardComponents).length ? rec.rewardComponents : null);
-    if (rec.correct === null || rec.correct === undefined) a.appendNull();
-    else a.appendBoolean(rec.correct);
-    varchar(a, rec.extractedAnswer);
-    double(a, rec.advantage);
-    varchar(a, rec.stopReason);
-    integer(a, rec.responseTokens);
-    integer(a, rec.numTurns ?? (rec.steps ? rec.steps.filter((s) => s.role === 'assistant').length : 1));
-    json(a, rec.errors?.length ? rec.errors : null);
-    double(a, rec.timingMs);
-    varchar(a, rec.dataSource);
-    varchar(a, rec.envClass);
-    json(a, rec.extra && Object.keys(rec.extra).length ? rec.extra : null);
-    a.appendVarchar(c.rawRef);
-    a.appendInteger(c.text.responseChars);
-    a.appendNull(); // no_answer: computed by DuckDB when the import is recorded
-    a.endRow();
-    this.bytes += promptText.length + response.length;
+    const t = c.text;
+    const encoded = isEncoded(t);
+    const row = rolloutRow(rec, c);
+    if (encoded) this.rolloutChunks!.push(row);
+    else {
+      appendRow(a, ROLLOUT_KINDS, row);
+      this.rolloutChunks!.appendedRow();
+    }
+    this.bytes += encoded ? t.prompt.length + t.response.length : t.promptText.length + t.responseText.length;
     if (rec.steps) {
       const s = this.steps!;
-      rec.steps.forEach((st, turn) => {
-        s.appendBigInt(BigInt(c.id));
-        s.appendInteger(c.importId);
-        s.appendInteger(turn);
-        s.appendVarchar(st.role);
-        s.appendVarchar(st.actionKind);
-        varchar(s, st.command);
-        integer(s, st.exitCode);
-        integer(s, st.observationBytes);
-        s.appendBoolean(st.formatError);
-        s.appendBoolean(st.timeout);
-        s.appendBoolean(st.truncated);
-        integer(s, st.tokens);
-        s.endRow();
+      const chunks = this.stepChunks!;
+      if (!encoded) chunks.appendedRow();
+      const id = BigInt(c.id);
+      const steps = rec.steps;
+      for (let turn = 0; turn < steps.length; turn++) {
+        const st = steps[turn]!;
+        const values = [id, c.importId, turn, st.role, st.actionKind, st.command ?? null, int(st.exitCode), int(st.observationBytes), st.formatError, st.timeout, st.truncated, int(st.tokens)];
+        if (encoded) chunks.push(values);
+        else appendRow(s, STEP_KINDS, values);
         this.bytes += st.command?.length ?? 0;
-      });
+      }
     }
     for (const t of rec.tokens ?? []) {
       const a = this.tokens!;
@@ -826,16 +805,34 @@ class ChunkWriter {
       this.bytes += t.values.length * 4;
     }
     if (++this.rows >= CHUNK_ROWS || this.bytes >= CHUNK_BYTES) await this.flush();
+    else if (encoded && this.bytes - this.written >= WRITE_BYTES) this.write();
+  }
+
+  /**
+   * Writes what the appenders hold to the table (inside the transaction), so that this
+   * thread does DuckDB's share of the work while the document workers parse the next
+   * files, rather than all of it once they are done.
+   */
+  private write(): void {
+    this.rolloutChunks!.flush();
+    this.stepChunks!.flush();
+    this.rollouts!.flushSync();
+    this.steps!.flushSync();
+    this.written = this.bytes;
   }
 
   async flush(): Promise<void> {
     await this.close();
     this.rows = 0;
     this.bytes = 0;
+    this.written = 0;
     await this.open();
   }
 
   async close(): Promise<void> {
+    this.rolloutChunks?.flush();
+    this.stepChunks?.flush();
+    this.rolloutChunks = this.stepChunks = undefined;
     this.rollouts?.closeSync();
     this.steps?.closeSync();
     this.tokens?.closeSync();
@@ -858,21 +855,86 @@ class ChunkWriter {
   }
 }
 
+/** How the appender takes each column's value. */
+type ColumnKind = 'bigint' | 'integer' | 'varchar' | 'double' | 'boolean';
+
+/** rollout_rows' columns, in the table's order. */
+const ROLLOUT_KINDS: readonly ColumnKind[] = [
+  'bigint', 'integer', 'varchar', 'varchar', 'varchar', 'integer', 'varchar', 'varchar', 'varchar', 'integer',
+  'varchar', 'varchar', 'varchar', 'varchar', 'varchar', 'double', 'varchar', 'boolean', 'varchar', 'double',
+  'varchar', 'integer', 'integer', 'varchar', 'double', 'varchar', 'varchar', 'varchar', 'varchar', 'integer', 'boolean',
+];
+/** step_rows' columns, in the table's order. */
+const STEP_KINDS: readonly ColumnKind[] = ['bigint', 'integer', 'integer', 'varchar', 'varchar', 'varchar', 'integer', 'integer', 'boolean', 'boolean', 'boolean', 'integer'];
+
+/** A rollout row's values, in rollout_rows' order (see ROLLOUT_KINDS); its texts as bytes when they came so. */
+function rolloutRow(rec: RolloutRecord, c: RowContext): ChunkValue[] {
+  const t = c.text;
+  const encoded = isEncoded(t);
+  return [
+    BigInt(c.id),
+    c.importId,
+    c.run,
+    c.version,
+    c.framework,
+    Math.trunc(rec.step),
+    rec.split,
+    c.promptId,
+    c.groupId,
+    c.sampleIndex,
+    encoded ? t.prompt : t.promptText,
+    t.promptKind,
+    encoded ? t.response : t.responseText,
+    t.responseKind,
+    rec.groundTruth ?? null,
+    num(rec.reward),
+    json(rec.rewardComponents && Object.keys(rec.rewardComponents).length ? rec.rewardComponents : null),
+    rec.correct ?? null,
+    rec.extractedAnswer ?? null,
+    num(rec.advantage),
+    rec.stopReason ?? null,
+    int(rec.responseTokens),
+    int(rec.numTurns ?? (rec.steps ? rec.steps.filter((s) => s.role === 'assistant').length : 1)),
+    json(rec.errors?.length ? rec.errors : null),
+    num(rec.timingMs),
+    rec.dataSource ?? null,
+    rec.envClass ?? null,
+    json(rec.extra && Object.keys(rec.extra).length ? rec.extra : null),
+    c.rawRef,
+    t.responseChars,
+    null, // no_answer: computed by DuckDB when the import is recorded
+  ];
+}
+
+/** Appends one row value by value. */
+function appendRow(a: DuckDBAppender, kinds: readonly ColumnKind[], values: readonly ChunkValue[]): void {
+  for (let k = 0; k < kinds.length; k++) {
+    const v = values[k];
+    if (v === null || v === undefined) a.appendNull();
+    else if (kinds[k] === 'varchar') a.appendVarchar(v as string);
+    else if (kinds[k] === 'integer') a.appendInteger(v as number);
+    else if (kinds[k] === 'bigint') a.appendBigInt(v as bigint);
+    else if (kinds[k] === 'double') a.appendDouble(v as number);
+    else a.appendBoolean(v as boolean);
+  }
+  a.endRow();
+}
+
+/** A finite number, or null (NaN and infinities are stored as null). */
+function num(v: number | null | undefined): number | null {
+  return v === null || v === undefined || !Number.isFinite(v) ? null : v;
+}
+/** A whole number (truncated), or null. */
+function int(v: number | null | undefined): number | null {
+  return v === null || v === undefined || !Number.isFinite(v) ? null : Math.trunc(v);
+}
+function json(v: unknown): string | null {
+  return v === null || v === undefined ? null : JSON.stringify(v);
+}
+
 function varchar(a: DuckDBAppender, v: string | null | undefined) {
   if (v === null || v === undefined) a.appendNull();
   else a.appendVarchar(v);
-}
-function double(a: DuckDBAppender, v: number | null | undefined) {
-  if (v === null || v === undefined || !Number.isFinite(v)) a.appendNull();
-  else a.appendDouble(v);
-}
-function integer(a: DuckDBAppender, v: number | null | undefined) {
-  if (v === null || v === undefined || !Number.isFinite(v)) a.appendNull();
-  else a.appendInteger(Math.trunc(v));
-}
-function json(a: DuckDBAppender, v: unknown) {
-  if (v === null || v === undefined) a.appendNull();
-  else a.appendVarchar(JSON.stringify(v));
 }
 
 /** Whole documents read ahead of the one being imported (see import). */

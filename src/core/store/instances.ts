@@ -2,6 +2,7 @@
  * The DuckDB side of a rollout store: one instance per store file per process, each store
  * with its own connection. Only the store folder sees a connection (see StoreDb).
  */
+import { existsSync, rmSync, unwatchFile, watchFile, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB } from './duckdb';
@@ -35,17 +36,81 @@ export async function acquireInstance(file: string, readOnly: boolean): Promise<
       throw err;
     }
   }
-  const { DuckDBInstance } = loadDuckDB();
-  const ready = DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false', ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) }).catch((err: Error) => {
+  const ready = createInstance(file, readOnly).catch((err: Error) => {
     instances.delete(key);
     const msg = err.message;
-    if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}). Close it there, then retry.`);
+    if (/lock/i.test(msg)) throw new Error(`${file}: the rollout store is open in another process (${msg.split('\n')[0]}), which did not let go of it within ${(lockWaitMs(readOnly) / 1000).toFixed(0)} s (the viewers and the editor's explorer do when asked; an import or other command holds it until it ends). Close it there, then retry.`);
     throw new Error(`${file}: cannot open the rollout store: ${msg.split('\n')[0]}`);
   });
   const entry: { ready: Promise<DuckDBInstance>; instance?: DuckDBInstance; refs: number; readOnly: boolean } = { ready, refs: 1, readOnly };
   instances.set(key, entry);
   entry.instance = await ready;
   return { instance: entry.instance, first: true, key };
+}
+
+/**
+ * A file beside the store by which a process that finds it locked asks the one holding it to
+ * let go: the viewers (`evotrainer view`, the editor's explorer) hold the store between
+ * requests and close it when this file appears (see onReleaseRequest).
+ */
+export function releaseRequestFile(file: string): string {
+  return `${path.resolve(file)}.release`;
+}
+
+/**
+ * How long an open waits for a store another process holds: a writer (an import, a command)
+ * EVOTRAINER_STORE_WAIT_MS, default 10 s; a reader (a hover, which must answer at once) no
+ * longer than a viewer takes to let go.
+ */
+function lockWaitMs(readOnly: boolean): number {
+  const v = Number(process.env.EVOTRAINER_STORE_WAIT_MS);
+  const wait = Number.isFinite(v) && v >= 0 ? v : 10_000;
+  return readOnly ? Math.min(wait, 1_000) : wait;
+}
+
+/**
+ * Opens the DuckDB instance; when another process holds the file, asks it to let go (the
+ * release request file) and tries again until it does or the wait is over.
+ */
+async function createInstance(file: string, readOnly: boolean): Promise<DuckDBInstance> {
+  const { DuckDBInstance } = loadDuckDB();
+  const open = () => DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false', ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) });
+  const deadline = performance.now() + lockWaitMs(readOnly);
+  let asked = false;
+  try {
+    for (;;) {
+      try {
+        return await open();
+      } catch (err) {
+        if (file === ':memory:' || !/lock/i.test((err as Error).message) || performance.now() >= deadline) throw err;
+        if (!asked) {
+          try {
+            writeFileSync(releaseRequestFile(file), `${process.pid}\n`);
+            asked = true;
+          } catch {
+            // a read-only folder: wait all the same
+          }
+        }
+        await new Promise((r) => setTimeout(r, 150));
+      }
+    }
+  } finally {
+    if (asked) rmSync(releaseRequestFile(file), { force: true });
+  }
+}
+
+/**
+ * Calls `fn` whenever another process asks this one to let go of the store `file` (see
+ * releaseRequestFile), including a request already waiting. Returns the unsubscribe.
+ */
+export function watchReleaseRequests(file: string, fn: () => void): () => void {
+  const request = releaseRequestFile(file);
+  const listener = (cur: Stats) => {
+    if (cur.nlink > 0) fn();
+  };
+  watchFile(request, { interval: 150, persistent: false }, listener);
+  if (existsSync(request)) queueMicrotask(fn);
+  return () => unwatchFile(request, listener);
 }
 
 export function releaseInstance(key: string): void {

@@ -153,9 +153,14 @@ export const DDL = [
 /**
  * No extractable final answer: none extracted, and the response has no `A:` line, no
  * boxed{} answer, no `####` answer and no "answer is". Evaluated by DuckDB at import; a
- * CASE, not an AND, so that the pattern runs only over responses with no extracted answer
+ * CASE, not an AND, so that the patterns run only over responses with no extracted answer
  * (DuckDB evaluates both sides of an AND in a select list, and the scan of every response
- * would cost about as much as parsing it).
+ * would cost about as much as parsing it). Each pattern is searched on its own, and the
+ * ones that need a regular expression only where a plain search finds their text: one
+ * pattern of four alternatives is read byte by byte, twice as slow over kilobytes of text.
  */
 export const NO_ANSWER_SQL = `(case when extracted_answer is null or trim(extracted_answer) in ('', '[INVALID]', 'None')
-  then not coalesce(regexp_matches(response, '(?m)^A:\\s*\\S|\\\\boxed\\{|####\\s*\\S|(?i)answer is'), false) else false end)`;
+  then not (case when strpos(response, '\\boxed{') > 0 or regexp_matches(response, '(?i)answer is') then true
+                 when (case when contains(response, '####') then regexp_matches(response, '####\\s*\\S') else false end) then true
+                 when prefix(response, 'A:') or contains(response, chr(10) || 'A:') then regexp_matches(response, '(?m)^A:\\s*\\S')
+                 else false end) else false end)`;

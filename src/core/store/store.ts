@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { DuckDBConnection, DuckDBDataChunk, DuckDBInstance, DuckDBPreparedStatement, DuckDBValue } from '@duckdb/node-api';
 import { columnsOf, createTempTable, ensureDerivedViews, withScopedViews, withTempTables, type TempTable } from './derived';
 import { Ingest, type ImportOptions, type ImportSummary } from './ingest';
-import { acquireInstance, inInstanceTurn, normalizeRow, releaseInstance, type StoreDb } from './instances';
+import { acquireInstance, inInstanceTurn, normalizeRow, releaseInstance, watchReleaseRequests, type StoreDb } from './instances';
 import { counts, getRollout, listRollouts, type ListQuery, type RolloutRow, type RolloutSummary, type StepRow } from './queries';
 import { DDL, IMPORT_TABLES, SCHEMA_VERSION } from './schema';
 import type { Scope } from './scope';
@@ -223,6 +223,14 @@ export class RolloutStore {
 
   counts(): Promise<{ runs: number; rollouts: number; steps: number; groups: number; imports: number; quarantined: number }> {
     return counts(this.db);
+  }
+
+  /**
+   * Calls `fn` when another process asks for the store (it found it locked and waits): a
+   * holder that keeps it open between requests closes it then. Returns the unsubscribe.
+   */
+  onReleaseRequest(fn: () => void): () => void {
+    return this.file === ':memory:' ? () => undefined : watchReleaseRequests(this.file, fn);
   }
 
   close(): void {

@@ -134,6 +134,27 @@ export function registerJobs(session: EditorSession): void {
   const status = vscode.window.createStatusBarItem('evotrainer.jobs', vscode.StatusBarAlignment.Left, 50);
   status.name = 'EvoTrainer Jobs';
   status.command = 'evotrainer.runs.focus';
+  // The line a followed job is drawing (a progress bar redrawn with '\r'): an output channel
+  // shows a line only once it ends, so it shows here meanwhile.
+  const progress = vscode.window.createStatusBarItem('evotrainer.jobProgress', vscode.StatusBarAlignment.Left, 49);
+  progress.name = 'EvoTrainer Job Progress';
+  let progressOf: string | null = null;
+  const showProgress = (id: string, label: string, line: string) => {
+    if (!line) {
+      if (progressOf === id) {
+        progress.hide();
+        progressOf = null;
+      }
+      return;
+    }
+    progressOf = id;
+    const short = line.length > 60 ? `${line.slice(0, 59)}…` : line;
+    // Log text is the job's: a "$(name)" in it must not draw an icon.
+    progress.text = `$(loading~spin) ${label}: ${short.replace(/\$\(/g, '\\$(')}`;
+    progress.tooltip = `${label}: ${line}`;
+    progress.command = { command: 'evotrainer.openJobLog', title: 'Open Job Log', arguments: [id] };
+    progress.show();
+  };
   const watches = new Map<string, AbortController>();
   const logs = new Map<string, { channel: vscode.OutputChannel; follow: AbortController | null; view: JobLogView }>();
   const stop = new AbortController();
@@ -285,8 +306,10 @@ export function registerJobs(session: EditorSession): void {
     if (!have) context.subscriptions.push(channel);
     if (reveal) channel.show(true);
     // The log feeds the training curves too (verl's step lines), live, before any import.
+    const label = `${plain(rec.template, 40)} ${id}`;
     const write = (c: LogChunk) => {
       channel.append(entry.view.write(c.task, c.text));
+      showProgress(id, label, entry.view.pending(c.task));
       e.liveCurves.feed(id, rec.run ?? id, rec.version, c.task, c.text);
     };
     if (!have) {
@@ -311,6 +334,7 @@ export function registerJobs(session: EditorSession): void {
       if (!signal.aborted) channel.appendLine(`(stopped following: ${errMessage(err)})`);
     } finally {
       entry.follow = null;
+      showProgress(id, label, '');
     }
   };
 
@@ -439,6 +463,7 @@ export function registerJobs(session: EditorSession): void {
   context.subscriptions.push(
     view,
     status,
+    progress,
     records,
     records.onDidCreate(soon),
     records.onDidChange(soon),

@@ -36,6 +36,7 @@ export class ExplorerBackend {
   private sort: ExplorerSort = DEFAULT_SORT;
   /** The store's write stamp when this backend last closed it (undefined: not closed since it read it). */
   private closedStamp: string | null | undefined;
+  private stopReleaseWatch: (() => void) | undefined;
 
   constructor(private readonly opts: ExplorerBackendOptions) {}
 
@@ -130,6 +131,11 @@ export class ExplorerBackend {
   private async ready(): Promise<Explorer> {
     if (!this.explorer) {
       this.store = await this.opts.open();
+      // Another process waiting for the store (an import) gets it at once, not after the idle close.
+      this.stopReleaseWatch = this.store.onReleaseRequest(() => {
+        this.opts.log?.('info', '[explorer] another process asked for the store: closing it until the next request');
+        void this.serialize(async () => this.closeStore());
+      });
       this.explorer = new Explorer(this.store);
       const ms = await this.explorer.refresh();
       this.opts.log?.('info', `[explorer] indexed the store in ${ms.toFixed(0)} ms`);
@@ -139,6 +145,8 @@ export class ExplorerBackend {
 
   private closeStore(): void {
     const wasOpen = this.store !== null;
+    this.stopReleaseWatch?.();
+    this.stopReleaseWatch = undefined;
     this.explorer = null;
     try {
       this.store?.close();

@@ -132,7 +132,7 @@ export const miniSweAgentImporter: Importer = {
           formatError,
           // The pattern only where it can match: it would scan every long output character by character.
           timeout: ((text.startsWith('The last command <command>') || text.includes('<exception>')) && TIMEOUT.test(text)) || /timed out|TimeoutExpired/i.test(exception),
-          truncated: TRUNCATED.test(text),
+          truncated: text.includes('<warning>') && TRUNCATED.test(text),
         });
       }
     }

@@ -28,7 +28,7 @@ import { parsePythonJson } from './pythonJson';
 import { readRecordLines } from './recordLines';
 import { contentText, shellCommand, toolCallText, toolCalls } from './messages';
 import { describeType, isRecord, posix } from './util';
-import { differsFromJs, ident, jsNumber, NUMERIC, sqlString, wholeNumbersAsJs } from './bulkSql';
+import { differsFromJs, ident, jsonKind, numberAsJs, NUMERIC, sqlString, wholeNumbersAsJs } from './bulkSql';
 import type { BulkPlan, Importer, ReadOptions } from './types';
 
 const PATH = /(?:^|\/)rollouts\/step_(\d+)\/(?:(train|eval)\/(all|effective)\/traces|(train|eval)_rollouts)\.jsonl$/;
@@ -363,17 +363,17 @@ function bulk(file: string, head: string): BulkPlan | null {
   const pathSplit = m[2] ?? m[4];
   const has = (k: string) => keys.includes(k);
   const c = ident;
-  // JSON null reads as SQL null: both are 'NULL' here.
-  const type = (k: string) => `coalesce(json_type(${c(k)}), 'NULL')`;
+  // JSON null reads as SQL null: both are 'NULL' here. Only 'VARCHAR', 'ARRAY' and 'OBJECT' are told apart.
+  const type = (k: string) => jsonKind(c(k));
   const isNum = (x: string) => `json_type(${x}) in ${NUMERIC}`;
   const finite = (x: string) => `case when ${isNum(x)} and isfinite((${x})::double) then (${x})::double end`;
   const str = (k: string) => `(${c(k)} ->> '$')`;
   const bad: string[] = [];
-  /** null, a string or a number (as String(n)); anything else is bad. */
+  /** null, a string or a number (as String(n), see numberAsJs); anything else is bad. */
   const idText = (k: string) => {
     if (!has(k)) return 'null::varchar';
-    bad.push(`(${c(k)} is not null and ${type(k)} <> 'VARCHAR' and ${jsNumber(`case when ${isNum(c(k))} then ${c(k)} end`)} is null)`);
-    return `case when ${type(k)} = 'VARCHAR' then ${str(k)} else ${jsNumber(`case when ${isNum(c(k))} then ${c(k)} end`)} end`;
+    bad.push(`(${c(k)} is not null and ${type(k)} <> 'VARCHAR' and ${numberAsJs(c(k))} is null)`);
+    return `case when ${type(k)} = 'VARCHAR' then ${str(k)} else ${numberAsJs(c(k))} end`;
   };
 
   // prompt and completion: text, or chat messages stored as their JSON text. The file's scan
@@ -404,15 +404,13 @@ function bulk(file: string, head: string): BulkPlan | null {
       bad.push(`(${c('metrics')} is not null and not (${type('metrics')} = 'OBJECT' and len(json_keys(${c('metrics')})) = 0))`);
     } else {
       const values = `json_extract(${c('metrics')}, [${metricKeys.map((k) => sqlString(`$."${k}"`)).join(', ')}])`;
+      // Each value as JSON: NaN and infinities (Python's bare tokens) read as null and are left out, as null is.
       const v = (i: number) => `${values}[${i + 1}]`;
       bad.push(`(${c('metrics')} is not null and (${type('metrics')} <> 'OBJECT' or json_keys(${c('metrics')}) <> [${metricKeys.map(sqlString).join(', ')}]))`);
       const parts = metricKeys.map((k, i) => {
-        const t = `json_type(${v(i)})`;
-        // A finite number JavaScript writes otherwise, or an infinite one that is not Python's NaN / Infinity (JavaScript reads 1e999 as Infinity and writes null).
-        const unsure = `(${isNum(v(i))} and (isfinite(${v(i)}::double) and ${jsNumber(v(i))} is null or not isfinite(${v(i)}::double) and ${v(i)}::varchar not in ('NaN', 'Infinity', '-Infinity')))`;
-        bad.push(`(${c('metrics')} is not null and (${t} not in ('NULL', 'BOOLEAN', ${NUMERIC.slice(1, -1)}) or ${unsure}))`);
+        bad.push(`(${c('metrics')} is not null and ${jsonKind(v(i))} in ('VARCHAR', 'ARRAY', 'OBJECT'))`);
         const name = sqlString(`${JSON.stringify(k)}:`);
-        return `case when ${t} = 'BOOLEAN' then ${name} || case when ${v(i)}::varchar = 'true' then '1' else '0' end when ${isNum(v(i))} then ${name} || ${jsNumber(v(i))} end`;
+        return `case ${v(i)}::varchar when 'true' then ${name} || '1' when 'false' then ${name} || '0' else ${name} || ${numberAsJs(v(i))} end`;
       });
       components = `nullif('{' || concat_ws(',', ${parts.join(', ')}) || '}', '{}')`;
     }
@@ -486,7 +484,8 @@ function bulk(file: string, head: string): BulkPlan | null {
     keys,
     messages: ['prompt', 'completion'],
     singleTurn: 'completion',
-    jsonText: extraKeys,
+    // Their numbers are stored as DuckDB writes them (see numberAsJs, wholeNumbersAsJs).
+    jsonText: [...extraKeys, ...['metrics', 'example_id', 'group_id'].filter(has)],
     optional: ['prompt_id', 'group_id', 'prompt_format', 'response_format', 'advantage', 'stop_reason', 'response_tokens', 'num_turns', 'errors', 'timing_ms'],
   };
 }
