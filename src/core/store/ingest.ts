@@ -103,7 +103,7 @@ const WRITE_BYTES = 8 * 1024 * 1024;
  * temporary files), so that the importing process, Node's heap and DuckDB's allocations
  * outside the pool included, peaks under 1 GB of RSS with two lanes at work.
  */
-const BULK_MEMORY_LIMIT = '560MB';
+const BULK_MEMORY_LIMIT = '480MB';
 /**
  * What a DuckDB thread may keep of the memory it freed, while the bulk path inserts
  * (default 128 MB a thread): each insert lane's thread would hold that beside the pool.
