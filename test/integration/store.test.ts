@@ -3,6 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { laneSplit } from '../../src/core/store/ingest';
 import { RolloutStore } from '../../src/core/store/store';
 import { ImportError } from '../../src/core/store/rows';
 import { fixtures, GSM8K_MAPPING, gsm8kFile, requireSharedData, sweDir } from '../helpers/data';
@@ -195,6 +196,48 @@ describe('rollout store (real DuckDB, real files)', () => {
     });
     assert.deepEqual(bulk, streamed);
     assert.deepEqual(bulk.filter((r) => String(r.raw_ref).includes('2.jsonl')).map((r) => String(r.raw_ref).split(':').pop()), ['1', '2', '4']);
+  });
+
+  it('two insert lanes store what the streaming path stores, ids, lines and sample indices included', async () => {
+    const dir = tempDir();
+    const dump = path.join(dir, 'rollout_data');
+    spawnSync('mkdir', ['-p', dump]);
+    // Twelve files of different lengths, so that both lanes get several; in some of the
+    // second half's files a group's samples are not together (their indices are counted again).
+    for (let f = 1; f <= 12; f++) {
+      const order = Array.from({ length: 4 + 3 * f }, (_, i) => i);
+      if (f % 4 === 3) order.sort((a, b) => (a % 4) - (b % 4) || a - b);
+      writeFileSync(path.join(dump, `${f}.jsonl`), order.map((i) => verlLine(i, f, f)).join('\n') + '\n');
+    }
+    const cols = `id, run_id, step, split, prompt_id, group_id, sample_index, prompt, response, reward, correct, raw_ref, response_chars, no_answer`;
+    const rowsOf = (name: string, opts: { bulk?: boolean; bulkLaneRows?: number; onError?: 'skip' }, order = 'id') =>
+      withStore(path.join(dir, `${name}.duckdb`), async (s) => {
+        const r = await s.import([dump], { run: 'r', ...opts });
+        return { readers: r.files.map((f) => f.reader), rows: await s.all(`select ${order === 'id' ? cols : cols.replace('id, ', '')} from rollout_rows order by ${order}`) };
+      });
+    const lanes = await rowsOf('lanes', { bulkLaneRows: 1 });
+    const streamed = await rowsOf('stream', { bulk: false });
+    assert.deepEqual(lanes.readers, Array(12).fill('duckdb'));
+    assert.equal(lanes.rows.length, 12 * 4 + 3 * 78);
+    assert.deepEqual(lanes.rows, streamed.rows);
+    // Files the bulk path hands to the stream path, in both lanes: a blank line in the
+    // first, a bad record in the second.
+    writeFileSync(path.join(dump, '2.jsonl'), `${verlLine(0, 2)}\n\n${verlLine(1, 2)}\n`);
+    writeFileSync(path.join(dump, '11.jsonl'), `${verlLine(0, 11)}\n{"input": "q", "output": null, "score": 1, "step": 11, "acc": true}\n${verlLine(2, 11)}\n`);
+    const mixed = await rowsOf('mixed', { bulkLaneRows: 1, onError: 'skip' }, 'raw_ref');
+    const mixedStreamed = await rowsOf('mixed-stream', { bulk: false, onError: 'skip' }, 'raw_ref');
+    assert.deepEqual(mixed.readers.map((r, i) => [i + 1, r]).filter(([, r]) => r === 'stream'), [[2, 'stream'], [11, 'stream']]);
+    assert.deepEqual(mixed.rows, mixedStreamed.rows);
+  });
+
+  it('splits a bulk group into two lanes of about equal bytes, only when each would hold enough rows', () => {
+    const files = (sizes: number[]) => sizes.map((size) => ({ size, lines: size / 10 }));
+    assert.equal(laneSplit(files([100, 100, 100, 100]), 1), 2);
+    assert.equal(laneSplit(files([300, 100, 100, 100]), 1), 1);
+    assert.equal(laneSplit(files([100, 100, 100, 300]), 1), 3);
+    assert.equal(laneSplit(files([100]), 1), 1, 'one file: one lane');
+    assert.equal(laneSplit(files([100, 100, 100, 100]), 20), 2);
+    assert.equal(laneSplit(files([100, 100, 100, 100]), 21), 4, 'a lane of too few rows: one lane');
   });
 
   it('fails a malformed line with file:line and leaves the store as it was; skip and quarantine set it aside', async () => {

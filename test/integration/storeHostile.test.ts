@@ -242,4 +242,28 @@ describe('hostile imports (real DuckDB, real files)', () => {
     assert.ok(ms < 3000, `ended ${ms.toFixed(0)} ms after the signal`);
     await withStore(store, async (s) => assert.equal((await s.one<{ n: number }>(`select count(*) n from rollout_rows`))!.n, 0));
   });
+
+  it('an aborted import stops both insert lanes: nothing lands, the settings are back, the store goes on working', async () => {
+    const root = tempDir();
+    const big = (n: number) => Array.from({ length: 40_000 }, (_, i) => verlLine(i, { step: String(n), output: JSON.stringify(`${'w'.repeat(2000)} ${i}`) }));
+    const dir = dump(root, { '1.jsonl': big(1), '2.jsonl': big(2) });
+    await withStore(path.join(root, 's.duckdb'), async (s) => {
+      const settings = `select current_setting('threads') t, current_setting('memory_limit') m, current_setting('allocator_flush_threshold') f, current_setting('disabled_optimizers') o`;
+      const before = await s.one(settings);
+      const abort = new AbortController();
+      const importing = s.import([dir], { run: 'r', signal: abort.signal, bulkLaneRows: 1 });
+      await new Promise((r) => setTimeout(r, 400));
+      const sent = performance.now();
+      abort.abort();
+      await assert.rejects(importing, (e: unknown) => e instanceof ImportError && /interrupted/.test(e.message));
+      const ms = performance.now() - sent;
+      assert.ok(ms < 3000, `ended ${ms.toFixed(0)} ms after the signal`);
+      assert.equal((await s.one<{ n: number }>(`select count(*) n from rollout_rows`))!.n, 0);
+      // (the memory limit reads back to a tenth of a MiB, and is set back from that text)
+      const mib = (r: Record<string, unknown> | undefined) => ({ ...r, m: Math.round(parseFloat(String(r?.m))) });
+      assert.deepEqual(mib(await s.one(settings)), mib(before));
+      const again = await s.import([dir], { run: 'r', bulkLaneRows: 1 });
+      assert.deepEqual([again.rollouts, again.files.map((f) => f.reader)], [80_000, ['duckdb', 'duckdb']]);
+    });
+  });
 });

@@ -5,7 +5,7 @@
  */
 import { createHash, webcrypto } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBListType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB } from './duckdb';
@@ -54,6 +54,11 @@ export interface ImportOptions {
   workers?: number;
   /** A file read whole (a trajectory, a JSON document) over this many bytes is refused before it is read (default: importers/documentSize.ts). */
   maxDocumentBytes?: number;
+  /**
+   * The rows each of the bulk path's two insert lanes must be expected to hold before a
+   * group of files is split between them (default: LANE_MIN_ROWS; tests lower it).
+   */
+  bulkLaneRows?: number;
 }
 
 export interface FileImportResult {
@@ -94,10 +99,23 @@ const CHUNK_BYTES = 128 * 1024 * 1024;
 const WRITE_BYTES = 8 * 1024 * 1024;
 /**
  * DuckDB's buffer pool while the bulk path inserts (the store's usual limit is 1 GB): the
- * row groups it builds and writes stay under this, so that the importing process, Node's
- * heap and DuckDB's allocations outside the pool included, peaks under 1 GB of RSS.
+ * row groups its lanes build and write stay under this (what does not fit goes to its
+ * temporary files), so that the importing process, Node's heap and DuckDB's allocations
+ * outside the pool included, peaks under 1 GB of RSS with two lanes at work.
  */
-const BULK_MEMORY_LIMIT = '600MB';
+const BULK_MEMORY_LIMIT = '560MB';
+/**
+ * What a DuckDB thread may keep of the memory it freed, while the bulk path inserts
+ * (default 128 MB a thread): each insert lane's thread would hold that beside the pool.
+ */
+const BULK_ALLOCATOR_FLUSH = '8MB';
+/**
+ * The rows a bulk insert lane must be expected to hold: DuckDB moves a statement's row
+ * groups, written as it inserted, into a table that is not empty only when they make a
+ * whole row group (122,880 rows); fewer rows it writes again, through its log. A quarter
+ * more covers the estimate's error (see estimatedLines).
+ */
+const LANE_MIN_ROWS = 153_600;
 
 /** The importer of one store: its methods run on the store's connection. */
 export class Ingest {
@@ -440,17 +458,19 @@ export class Ingest {
 
   /**
    * The fast path for formats DuckDB can read column to column (see BulkPlan): fresh,
-   * complete files of one shape go through one DuckDB query that inserts them with the
-   * ids, groups, sample indices and record references the streaming path would give (see
-   * bulkInsertSql). While DuckDB reads and writes on one of its threads, this thread
-   * hashes each file and counts its lines on the other core.
+   * complete files of one shape go through DuckDB queries that insert them with the ids,
+   * groups, sample indices and record references the streaming path would give (see
+   * bulkInsertSql): one, or two lanes side by side on a large group (see laneSplit), each
+   * on one DuckDB thread, while this thread hashes each file and counts its lines.
    * Files with a bad record, or whose records are not their lines one to one, are taken
    * out again and returned, to be streamed (which reports errors with their lines).
    */
   private async importBulk(candidates: { file: string; importer: Importer; run: string }[], opts: ImportOptions, batch: Batch): Promise<{ results: FileImportResult[]; stream: typeof candidates }> {
     const results: FileImportResult[] = [];
     const stream: typeof candidates = [];
-    const groups = new Map<string, { plan: BulkPlan; files: { file: string; importer: Importer; run: string; size: number; mtimeMs: number; plan: BulkPlan }[] }>();
+    /** What the passes over the files below read into, one at a time. */
+    const buffer = Buffer.allocUnsafe(1 << 20);
+    const groups = new Map<string, { plan: BulkPlan; files: { file: string; importer: Importer; run: string; size: number; mtimeMs: number; plan: BulkPlan; lines: number }[] }>();
     for (const c of candidates) {
       const { size, mtimeMs } = statSync(c.file);
       const previous = batch.previous.get(`${c.run}\0${c.file}`);
@@ -458,14 +478,15 @@ export class Ingest {
         results.push({ file: c.file, format: c.importer.format, run: c.run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
         continue;
       }
-      const plan = previous ? null : c.importer.bulk!(c.file, readHead(c.file, 64 * 1024), { split: opts.split });
+      const head = previous ? '' : readHead(c.file, 64 * 1024);
+      const plan = previous ? null : c.importer.bulk!(c.file, head, { split: opts.split });
       if (!plan) {
         stream.push(c);
         continue;
       }
       const key = `${c.importer.format}\u0001${c.run}\u0001${plan.signature}`;
       const g = groups.get(key) ?? { plan, files: [] };
-      g.files.push({ ...c, size, mtimeMs, plan });
+      g.files.push({ ...c, size, mtimeMs, plan, lines: estimatedLines(size, head) });
       groups.set(key, g);
     }
     for (const { plan, files } of groups.values()) {
@@ -476,61 +497,97 @@ export class Ingest {
       // Record numbers are line numbers when each file's records are its lines, which the
       // counts below verify.
       const meta: { file: string; importId: number; lines: number; hash: string; endsWithNewline: boolean; duplicateKeys: boolean; size: number; mtimeMs: number; plan: BulkPlan }[] = [];
-      // DuckDB parses and writes while this thread hashes each file and counts its lines.
       meta.push(...files.map((f, i) => ({ file: f.file, importId: firstImport + i, lines: 0, hash: '', endsWithNewline: false, duplicateKeys: false, size: f.size, mtimeMs: f.mtimeMs, plan: f.plan })));
-      // The statement runs on one thread (its windows follow file order): DuckDB's other
-      // thread would only wait for it, busily, on the core this thread hashes on. IN lists
-      // stay comparisons: DuckDB would plan a long one as a join, and the windows above a
-      // join would hold every row instead of streaming them.
-      const was = (await this.one<{ m: string; t: number; o: string }>(`select current_setting('memory_limit') as m, current_setting('threads') as t, current_setting('disabled_optimizers') as o`))!;
+      // Each statement runs on one thread (its windows follow file order): a second thread
+      // would only wait for it, busily, on a core the other lane or this thread's hashing
+      // takes. IN lists stay comparisons: DuckDB would plan a long one as a join, and the
+      // windows above a join would hold every row instead of streaming them. These
+      // settings are the instance's: they hold for both lanes' connections.
+      const was = (await this.one<{ m: string; t: number; o: string; f: string }>(
+        `select current_setting('memory_limit') as m, current_setting('threads') as t, current_setting('disabled_optimizers') as o, current_setting('allocator_flush_threshold') as f`,
+      ))!;
       const restore = async () => {
         await this.conn.run(`set memory_limit = ${sqlLiteral(was.m)}`);
+        await this.conn.run(`set allocator_flush_threshold = ${sqlLiteral(was.f)}`);
         await this.conn.run(`set threads = ${Number(was.t)}`);
         await this.conn.run(`set disabled_optimizers = ${sqlLiteral(was.o)}`);
       };
       await this.conn.run(`set memory_limit = '${BULK_MEMORY_LIMIT}'`);
+      await this.conn.run(`set allocator_flush_threshold = '${BULK_ALLOCATOR_FLUSH}'`);
       await this.conn.run('set threads = 1');
       await this.conn.run(`set disabled_optimizers = ${sqlLiteral([...was.o.split(',').filter((o) => o.trim()), 'in_clause'].join(','))}`);
-      const sql = bulkInsertSql(plan, files, firstImport, baseId);
       // A signal that interrupted the statements above must not let the insert start.
       if (opts.signal?.aborted) {
         await restore();
         throw interrupted(files[0]!.file, null);
       }
-      const inserting = this.conn.run(sql, [run, opts.version ?? null, format]).finally(restore);
-      inserting.catch(() => undefined); // awaited below
+      // Two lanes, each a single-threaded statement on its own connection, take one core
+      // each: the first half of the files (by bytes) from the group's first rollout id, the
+      // second from the id after the first half's lines, counted first (a newline count,
+      // far quicker than the statement). Each file keeps its import id.
+      const half = laneSplit(files, opts.bulkLaneRows ?? LANE_MIN_ROWS);
+      const insert = (conn: DuckDBConnection, from: number, to: number, laneBase: number) => {
+        const done = conn.run(bulkInsertSql(plan, files.slice(from, to), firstImport + from, laneBase), [run, opts.version ?? null, format]).then(() => undefined);
+        done.catch(() => undefined); // awaited below
+        return done;
+      };
+      const lanes = [insert(this.conn, 0, half, baseId)];
+      let second: DuckDBConnection | undefined;
+      const stopSecond = () => second?.interrupt();
+      opts.signal?.addEventListener('abort', stopSecond, { once: true });
+      let firstLaneLines = 0;
       let total = 0;
-      for (const m of meta) {
-        const r = await hashAndCount(m.file, opts.signal, { keys: m.plan.keys, messages: m.plan.messages, singleTurn: m.plan.singleTurn, jsonText: m.plan.jsonText });
-        Object.assign(m, { hash: r.hash, lines: r.lines, endsWithNewline: r.last === 0x0a, duplicateKeys: r.duplicateKeys });
-        total += r.lines;
+      try {
+        if (half < files.length) {
+          for (const f of files.slice(0, half)) firstLaneLines += await countLines(f.file, buffer, opts.signal);
+          trace(`counted the first lane's ${firstLaneLines} line(s)`);
+          if (!opts.signal?.aborted) second = await this.db.connect();
+          // (a signal while it connected: the lane does not start)
+          if (second && !opts.signal?.aborted) lanes.push(insert(second, half, files.length, baseId + firstLaneLines));
+        }
+        for (const m of meta) {
+          const r = await hashAndCount(m.file, buffer, opts.signal, { keys: m.plan.keys, messages: m.plan.messages, singleTurn: m.plan.singleTurn, jsonText: m.plan.jsonText });
+          Object.assign(m, { hash: r.hash, lines: r.lines, endsWithNewline: r.last === 0x0a, duplicateKeys: r.duplicateKeys });
+          total += r.lines;
+        }
+        trace(`hashed ${files.length} file(s)`);
+      } finally {
+        // Whatever happened above, both statements end before this goes on (or rolls back).
+        await Promise.allSettled(lanes);
+        opts.signal?.removeEventListener('abort', stopSecond);
+        second?.closeSync();
+        await restore();
       }
-      trace(`hashed ${files.length} file(s)`);
       const last = firstImport + files.length - 1;
-      const failed = await inserting.then(
-        () => false,
-        () => true,
-      );
+      const failed = (await Promise.allSettled(lanes)).some((l) => l.status === 'rejected');
       if (opts.signal?.aborted) throw interrupted(files[0]!.file, null);
-      if (failed) {
+      // Per file: its rows, id range and bad records; its groups, and the rows that start a
+      // run of one group's samples (one per group when each group's samples are together).
+      const counts = failed
+        ? new Map<number, never>()
+        : new Map(
+            (await this.all<{ import_id: number; n: number; lo: number; hi: number; bad: number; groups: number; starts: number }>(
+              `select import_id, count(*) as n, min(id) as lo, max(id) as hi, count(*) filter (where sample_index = -1) as bad,
+                      count(distinct group_id) as groups, count(*) filter (where sample_index = 0) as starts
+               from rollout_rows where import_id between ? and ? group by 1`,
+              [firstImport, last],
+            )).map((r) => [r.import_id, r]),
+          );
+      // The second lane's ids follow the first lane's lines as counted before it started:
+      // the files must not have changed since, and the first lane's ids must stay below.
+      const lanesApart =
+        half === files.length ||
+        (meta.slice(0, half).reduce((n, m) => n + m.lines, 0) === firstLaneLines && meta.slice(0, half).every((m) => (counts.get(m.importId)?.hi ?? -Infinity) < baseId + firstLaneLines));
+      if (failed || !lanesApart) {
         // DuckDB refused a value somewhere in these files (a number out of range, a line over
-        // its object size): stream them all, which names each bad record with its line.
-        trace('DuckDB could not read the files: streaming them');
+        // its object size), or the files changed while it read them: stream them all, which
+        // names each bad record with its line.
+        trace(failed ? 'DuckDB could not read the files: streaming them' : 'the files changed while DuckDB read them: streaming them');
         await this.conn.run(`delete from rollout_rows where import_id between ${firstImport} and ${last}`);
         stream.push(...files);
         continue;
       }
-      trace('inserted (DuckDB read the files)');
-      // Per file: its rows, id range and bad records; its groups, and the rows that start a
-      // run of one group's samples (one per group when each group's samples are together).
-      const counts = new Map(
-        (await this.all<{ import_id: number; n: number; lo: number; hi: number; bad: number; groups: number; starts: number }>(
-          `select import_id, count(*) as n, min(id) as lo, max(id) as hi, count(*) filter (where sample_index = -1) as bad,
-                  count(distinct group_id) as groups, count(*) filter (where sample_index = 0) as starts
-           from rollout_rows where import_id between ? and ? group by 1`,
-          [firstImport, last],
-        )).map((r) => [r.import_id, r]),
-      );
+      trace(`inserted (DuckDB read the files, ${lanes.length} lane(s))`);
       batch.nextRolloutId = Math.max(batch.nextRolloutId, ...[...counts.values()].map((c) => c.hi + 1), baseId + total);
       batch.nextImportId += files.length;
       // A file is good when it has no bad record, ends with a newline, names no key twice in
@@ -936,19 +993,76 @@ function sqlLiteral(s: string): string {
  * sha256 of a file, its newline count, its last byte and whether a record names a key
  * twice or is not of the plan's `shape`, in one pass (stopped by `signal`).
  */
-async function hashAndCount(file: string, signal?: AbortSignal, shape?: ShapeCheck): Promise<{ hash: string; lines: number; last: number; duplicateKeys: boolean }> {
+async function hashAndCount(file: string, buffer: Buffer, signal?: AbortSignal, shape?: ShapeCheck): Promise<{ hash: string; lines: number; last: number; duplicateKeys: boolean }> {
   const hash = createHash('sha256');
   const keys = new DuplicateKeyScan(shape);
   let lines = 0;
   let last = 0x0a;
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
-    if (signal?.aborted) break; // the caller sees the signal and stops
+  await eachChunk(file, buffer, signal, (chunk) => {
     hash.update(chunk);
     keys.feed(chunk);
-    for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) lines++;
-    if (chunk.length) last = chunk[chunk.length - 1]!;
-  }
+    lines += newlines(chunk);
+    last = chunk[chunk.length - 1]!;
+  });
   return { hash: hash.digest('hex'), lines, last, duplicateKeys: keys.found };
+}
+
+/** A file's newline count (stopped by `signal`). */
+async function countLines(file: string, buffer: Buffer, signal?: AbortSignal): Promise<number> {
+  let lines = 0;
+  await eachChunk(file, buffer, signal, (chunk) => (lines += newlines(chunk)));
+  return lines;
+}
+
+function newlines(chunk: Buffer): number {
+  let n = 0;
+  for (let i = chunk.indexOf(0x0a); i !== -1; i = chunk.indexOf(0x0a, i + 1)) n++;
+  return n;
+}
+
+/**
+ * Hands `fn` a file's bytes in chunks read into `buffer`, reused (`fn` must not keep
+ * them; one pass at a time per buffer), until the end or until `signal` aborts (the
+ * caller sees the signal and stops). A stream would allocate a buffer per chunk:
+ * gigabytes that wait in memory for the collector.
+ */
+async function eachChunk(file: string, scanBuffer: Buffer, signal: AbortSignal | undefined, fn: (chunk: Buffer) => void): Promise<void> {
+  const fh = await open(file, 'r');
+  try {
+    for (;;) {
+      if (signal?.aborted) return;
+      const { bytesRead } = await fh.read(scanBuffer, 0, scanBuffer.length, null);
+      if (bytesRead === 0) return;
+      fn(scanBuffer.subarray(0, bytesRead));
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Where a bulk group's files split into two insert lanes of about equal bytes: files
+ * [0, k) go to the first, [k, n) to the second; n (one lane) for a single file, or when a
+ * lane would be expected to hold fewer than `minRows` rows.
+ */
+export function laneSplit(files: readonly { size: number; lines: number }[], minRows: number): number {
+  if (files.length < 2) return files.length;
+  const total = files.reduce((n, f) => n + f.size, 0);
+  let k = 1;
+  let before = files[0]!.size;
+  // Moves the split right while that brings the first lane's bytes closer to half.
+  while (k < files.length - 1 && Math.abs(before + files[k]!.size - total / 2) < Math.abs(before - total / 2)) before += files[k++]!.size;
+  const rows = (from: number, to: number) => files.slice(from, to).reduce((n, f) => n + f.lines, 0);
+  return rows(0, k) >= minRows && rows(k, files.length) >= minRows ? k : files.length;
+}
+
+/** A file's lines, estimated from those its head holds (a head of one unfinished line: its length is a lower bound on theirs). */
+function estimatedLines(size: number, head: string): number {
+  const bytes = Buffer.byteLength(head, 'utf8');
+  if (!bytes) return 0;
+  let n = 0;
+  for (let i = head.indexOf('\n'); i !== -1; i = head.indexOf('\n', i + 1)) n++;
+  return (size * Math.max(n, 1)) / bytes;
 }
 
 

@@ -149,6 +149,8 @@ export interface StoreDb {
   one<T = Record<string, unknown>>(sql: string, params?: DuckDBValue[]): Promise<T | undefined>;
   /** A point lookup through a statement prepared once per store. */
   prepared<T>(sql: string, params: DuckDBValue[]): Promise<T[]>;
+  /** A further connection to the same instance (a statement that runs beside the store's own); the caller closes it. */
+  connect(): Promise<DuckDBConnection>;
 }
 
 /** DuckDB hands back BIGINT as bigint; the store's numbers all fit in a double. */

@@ -42,6 +42,7 @@ export class RolloutStore {
       all: (sql, params) => this.all(sql, params),
       one: (sql, params) => this.one(sql, params),
       prepared: (sql, params) => this.preparedAll(sql, params),
+      connect: () => this.instance.connect(),
     };
   }
 
