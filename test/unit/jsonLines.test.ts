@@ -130,6 +130,8 @@ describe('JSONL reader', () => {
       line(`[${sys}, {"role": "user", "content": "u", "name": null}]`, '[{"role": "assistant", "content": "a", "tool_calls": null}]', '{"t": 812.0, "u": 0.125, "n": [1, -2, 1767225601.2345679], "s": "1.50"}'),
       line('"text"', '"text"', '3'),
       line('[]', 'null', 'null'),
+      // Escapes outside the message lists, and in them ones DuckDB writes as JavaScript does (\u0007, and \u00e9 as the letter).
+      line(`[{"role": "user", "content": "caf\\u00e9 \\u0007"}]`, '"c \\u001b"', '"x \\u001b"'),
       line(`[${sys}, {"role": "assistant", "content": "shot"}, {"role": "user", "content": "q"}]`, '[{"role": "user", "content": "more"}, {"role": "assistant", "content": "x"}]', '{}'),
     ];
     const differ = {
@@ -144,6 +146,8 @@ describe('JSONL reader', () => {
       'a key twice in a message': line(`[{"role": "user", "role": "user"}]`, '"c"', '1'),
       'a whole-number key': line(`[{"role": "user", "0": "u"}]`, '"c"', '1'),
       'an escaped control character': line(`[{"role": "user", "content": "a\\u001b[31m"}]`, '"c"', '1'),
+      'an escaped control character in a later message, after an escaped quote': line(`[${sys}, {"role": "user", "content": "u \\" \\u001F"}]`, '"c"', '1'),
+      'an escaped control character in the second list': line('[{"role": "user", "content": "\\u00e9"}]', '[{"role": "assistant", "content": "\\u000b"}]', '1'),
       'two assistant turns': line('"p"', '[{"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]', '1'),
       'a tool message': line('"p"', '[{"role": "tool", "content": "out"}]', '1'),
       'an exponent': line('"p"', '"c"', '{"lr": 1e-07}'),

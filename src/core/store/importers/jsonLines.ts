@@ -185,6 +185,14 @@ export class DuplicateKeyScan {
   /** The current top-level value is one of `textKeys`; the number being read there. */
   private inText = false;
   private number = '';
+  /**
+   * Where the current chunk holds an escaped control character with a hex letter (see
+   * upperCaseEscape), found once per chunk when the plan has message keys, and the first
+   * of them checkEscapes has not passed yet: its strings are checked against this list
+   * rather than searched one by one.
+   */
+  private upperEscapes: number[] = [];
+  private nextEscape = 0;
   /** The start of an escape cut by the end of the last chunk (see checkEscapes). */
   private carry: Buffer | undefined;
 
@@ -199,11 +207,16 @@ export class DuplicateKeyScan {
   feed(chunk: Buffer): void {
     const n = chunk.length;
     let i = 0;
+    if (this.messageKeys.size) {
+      this.upperEscapes = upperCaseEscapes(chunk);
+      this.nextEscape = 0;
+    }
     while (i < n && !this.found) {
       if (this.inString) {
         if (this.escapeNext) {
           this.escapeNext = false;
-          if (this.carry) this.carry = Buffer.concat([this.carry, chunk.subarray(i, i + 1)]);
+          // The carried backslash starts a \u escape, or a two-character one that is whole now.
+          if (this.carry) this.carry = chunk[i] === 0x75 ? Buffer.concat([this.carry, chunk.subarray(i, i + 1)]) : undefined;
           if (this.isKey || this.isMessageKey || this.isRole) this.key += chunk.toString('latin1', i, i + 1);
           i++;
           continue;
@@ -352,7 +365,10 @@ export class DuplicateKeyScan {
       this.carry = joined.length < 6 && continues ? joined : undefined;
       if (!this.carry && upperCaseEscape(joined)) this.found = true;
     }
-    if (upperCaseEscape(chunk.subarray(from, to))) this.found = true;
+    // An escape that starts in [from, to) lies whole in it: the string goes on past it (a quote ends no escape) or the chunk ends, which the carry covers.
+    const at = this.upperEscapes;
+    while (this.nextEscape < at.length && at[this.nextEscape]! < from) this.nextEscape++;
+    if (this.nextEscape < at.length && at[this.nextEscape]! < to) this.found = true;
     if (continues && !this.carry) {
       const k = chunk.lastIndexOf(BACKSLASH, to - 1);
       if (k !== -1 && k >= Math.max(from, to - 5)) this.carry = Buffer.from(chunk.subarray(k, to));
@@ -362,12 +378,21 @@ export class DuplicateKeyScan {
 
 /** Whether `bytes` hold an escaped control character with a hex letter (\u000b … \u001f), which DuckDB writes in upper case. */
 function upperCaseEscape(bytes: Buffer): boolean {
+  return upperCaseEscapes(bytes, true).length > 0;
+}
+
+/** Where `bytes` hold such an escape, whole (the first only, with `first`). */
+function upperCaseEscapes(bytes: Buffer, first = false): number[] {
+  const out: number[] = [];
   for (let u = bytes.indexOf(ESCAPED_CONTROL); u !== -1; u = bytes.indexOf(ESCAPED_CONTROL, u + 1)) {
     const a = bytes[u + 4];
     const b = bytes[u + 5];
-    if ((a === 0x30 || a === 0x31) && b !== undefined && ((b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66))) return true;
+    if ((a === 0x30 || a === 0x31) && b !== undefined && ((b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66))) {
+      out.push(u);
+      if (first) break;
+    }
   }
-  return false;
+  return out;
 }
 
 /** Whether JavaScript writes the JSON number `text` as it is (a `.0` fraction dropped, as the bulk plans drop it). */
