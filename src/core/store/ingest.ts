@@ -20,7 +20,7 @@ import { discover, readHead, type IgnoredFile } from './importers';
 import { documentTooLarge, maxDocumentBytes } from './importers/documentSize';
 import { DuplicateKeyScan, type ShapeCheck } from './importers/jsonLines';
 import { BULK_OPTIONAL_COLUMNS, type BulkOptionalColumn, type BulkPlan, type FieldMapping, type FormatName, type Importer, type TableReader } from './importers/types';
-import type { StoreDb } from './instances';
+import { ROW_GROUP_ROWS, type StoreDb } from './instances';
 import { ImportError, isBad, type ImportedRecord, type RolloutRecord, type SourcePosition } from './rows';
 import { IMPORT_TABLES, NO_ANSWER_SQL } from './schema';
 import { duckdbTableReader } from './tableReader';
@@ -103,19 +103,19 @@ const WRITE_BYTES = 8 * 1024 * 1024;
  * temporary files), so that the importing process, Node's heap and DuckDB's allocations
  * outside the pool included, peaks under 1 GB of RSS with two lanes at work.
  */
-const BULK_MEMORY_LIMIT = '480MB';
+const BULK_MEMORY_LIMIT = process.env.XMEM ?? '480MB';
 /**
  * What a DuckDB thread may keep of the memory it freed, while the bulk path inserts
  * (default 128 MB a thread): each insert lane's thread would hold that beside the pool.
  */
-const BULK_ALLOCATOR_FLUSH = '8MB';
+const BULK_ALLOCATOR_FLUSH = process.env.XFLUSH ?? '8MB';
 /**
  * The rows a bulk insert lane must be expected to hold: DuckDB moves a statement's row
  * groups, written as it inserted, into a table that is not empty only when they make a
- * whole row group (122,880 rows); fewer rows it writes again, through its log. A quarter
- * more covers the estimate's error (see estimatedLines).
+ * whole row group (ROW_GROUP_ROWS); fewer rows it writes again, through its log. A
+ * quarter more covers the estimate's error (see estimatedLines).
  */
-const LANE_MIN_ROWS = 153_600;
+const LANE_MIN_ROWS = ROW_GROUP_ROWS * 1.25;
 
 /** The importer of one store: its methods run on the store's connection. */
 export class Ingest {
@@ -708,8 +708,8 @@ const SO_FAR = 'over (rows between unbounded preceding and current row)';
  * file's lines, and a group's samples are one run in a file (files where they are not get
  * their indices counted again, see importBulk). Per-file values come from lists indexed by
  * the reader's file index (a join would end the streaming windows' file order). Bad
- * records get sample index -1; the prompt's md5 is computed once per row, in a subquery of
- * its own (DuckDB would compute it once per use).
+ * records get sample index -1; the prompt's md5 is computed once per row that needs it (no
+ * prompt or group id of its own), in a subquery of its own (DuckDB would compute it once per use).
  */
 function bulkInsertSql(plan: BulkPlan, files: { file: string; plan: BulkPlan }[], firstImport: number, baseId: number): string {
   const perFile = (value: (f: (typeof files)[number]) => string, type: string) => `([${files.map(value).join(', ')}]::${type}[])[file_index::bigint + 1]`;
@@ -725,7 +725,7 @@ function bulkInsertSql(plan: BulkPlan, files: { file: string; plan: BulkPlan }[]
     from (select *, case when import_id is distinct from lag(import_id) over () then ordinality end as file_start,
                  case when import_id is distinct from lag(import_id) over () or group_id is distinct from lag(group_id) over () then ordinality end as run_start
           from (select * replace (coalesce(group_id, split || ':' || step || ':' || prompt_hash || coalesce(':' || data_source, '')) as group_id)
-                from (select *, left(md5(coalesce(prompt, '')), 16) as prompt_hash
+                from (select *, case when prompt_id is null or group_id is null then left(md5(coalesce(prompt, '')), 16) end as prompt_hash
                       from (select ordinality, filename, import_id, ${plan.projection}${defaults}
                             from (select *, filename, ${firstImport} + file_index::integer as import_id,
                                          ${perFile((f) => String(f.plan.fileStep), 'integer')} as file_step,

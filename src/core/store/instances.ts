@@ -74,7 +74,8 @@ function lockWaitMs(readOnly: boolean): number {
  */
 async function createInstance(file: string, readOnly: boolean): Promise<DuckDBInstance> {
   const { DuckDBInstance } = loadDuckDB();
-  const open = () => DuckDBInstance.create(file, { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false', ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) });
+  const settings = { memory_limit: '1GB', threads: '2', autoinstall_known_extensions: 'false', autoload_known_extensions: 'false' };
+  const open = () => (readOnly || file === ':memory:' ? DuckDBInstance.create(file, { ...settings, ...(readOnly ? { access_mode: 'READ_ONLY' } : {}) }) : attachWritable(file, settings));
   const deadline = performance.now() + lockWaitMs(readOnly);
   let asked = false;
   try {
@@ -97,6 +98,55 @@ async function createInstance(file: string, readOnly: boolean): Promise<DuckDBIn
   } finally {
     if (asked) rmSync(releaseRequestFile(file), { force: true });
   }
+}
+
+/**
+ * Rows per row group of what a writable store writes (DuckDB's default is 122,880): rollout
+ * rows are kilobytes each, and a statement holds the row group it is filling in memory
+ * until it is whole, so a default one of an insert lane is near a gigabyte, which the
+ * buffer pool must spill to its temporary files and read back. Smaller ones are written as
+ * they fill: the bulk import of 1M prime-rl rollouts took 48.6 s, 88.6 s of CPU and 1,081 MB
+ * of RSS with the default, 39.8 s, 75.7 s and 827 MB with these. A setting of the attached
+ * file, not kept in it: row groups written before keep their size.
+ */
+export const ROW_GROUP_ROWS = 16_384;
+
+/**
+ * A writable store: an in-memory instance with the file attached (an option of ATTACH only
+ * sets the row group size, see ROW_GROUP_ROWS) as every connection's default database, its
+ * temporary files beside it (as when DuckDB opens the file itself).
+ */
+async function attachWritable(file: string, settings: Record<string, string>): Promise<DuckDBInstance> {
+  const { DuckDBInstance } = loadDuckDB();
+  const instance = await DuckDBInstance.create(':memory:', { ...settings, temp_directory: `${path.resolve(file)}.tmp` });
+  try {
+    const conn = await instance.connect();
+    try {
+      await conn.run(`attach ${sqlString(path.resolve(file))} as store (row_group_size ${ROW_GROUP_ROWS})`);
+    } finally {
+      conn.closeSync();
+    }
+  } catch (err) {
+    instance.closeSync();
+    throw err;
+  }
+  const connect = instance.connect.bind(instance);
+  // Each connection starts on the in-memory database: its statements go to the store's.
+  instance.connect = async () => {
+    const conn = await connect();
+    try {
+      await conn.run('use store');
+    } catch (err) {
+      conn.closeSync();
+      throw err;
+    }
+    return conn;
+  };
+  return instance;
+}
+
+function sqlString(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
 }
 
 /**

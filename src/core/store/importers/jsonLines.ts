@@ -397,6 +397,14 @@ function upperCaseEscapes(bytes: Buffer, first = false): number[] {
 
 /** Whether JavaScript writes the JSON number `text` as it is (a `.0` fraction dropped, as the bulk plans drop it). */
 function writtenAsJs(text: string): boolean {
+  // A whole number of up to 15 digits without a leading zero (the usual id or count) is.
+  const n = text.length;
+  const from = text.charCodeAt(0) === 0x2d ? 1 : 0;
+  if (n > from && n - from < 16 && (n - from === 1 || text.charCodeAt(from) !== 0x30)) {
+    let k = from;
+    while (k < n && text.charCodeAt(k) >= 0x30 && text.charCodeAt(k) <= 0x39) k++;
+    if (k === n) return text !== '-0';
+  }
   const t = /^-?[0-9]+\.0+$/.test(text) ? text.replace(/\.0+$/, '') : text;
   return t !== '-0' && String(Number(t)) === t;
 }
