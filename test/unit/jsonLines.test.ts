@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { DuplicateKeyScan, readJsonLines, type JsonLine } from '../../src/core/store/importers/jsonLines';
+import { DuplicateKeyScan, readJsonLines, writtenAsJs, type JsonLine } from '../../src/core/store/importers/jsonLines';
 import { tempDir } from '../helpers/tmp';
 
 async function all(file: string, from = 0, line = 1, maxLineBytes?: number): Promise<JsonLine[]> {
@@ -158,5 +158,31 @@ describe('JSONL reader', () => {
       for (const t of fine) assert.equal(scan(t, step), false, `${JSON.stringify(t)} in ${step}-byte reads`);
       for (const [what, t] of Object.entries(differ)) assert.equal(scan(`${fine[0]}${t}`, step), true, `${what} in ${step}-byte reads`);
     }
+  });
+
+  it('decides whether JavaScript writes a number as it is from its digits as converting it does, over 300,000 numbers of every form', () => {
+    // What the check means: the number, a `.0` fraction dropped, is what String(Number(...)) writes.
+    const converted = (text: string) => {
+      const t = /^-?[0-9]+\.0+$/.test(text) ? text.replace(/\.0+$/, '') : text;
+      return t !== '-0' && String(Number(t)) === t;
+    };
+    let seed = 7;
+    const rnd = (m: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % m;
+    };
+    const digits = (k: number) => Array.from({ length: k }, () => String(rnd(10))).join('');
+    const samples = ['0', '-0', '0.0', '-0.0', '0.00', '1.0', '-1.50', '007', '0.1', '0.000001', '0.0000001', '0.0000010', '123456789012345', '1234567890123456', '9007199254740993', '0.30000000000000004', '1e21', '1E5', '-5', '5.', '.5', '1767225600.37', '2.5e-7', '100000000000000000000', '1000000000000000000000'];
+    for (let i = 0; i < 300_000; i++) {
+      const sign = rnd(4) === 0 ? '-' : '';
+      const whole = rnd(5) === 0 ? '0' : digits(1 + rnd(18));
+      const point = rnd(3) === 0 ? '' : `.${'0'.repeat(rnd(3) === 0 ? rnd(8) : 0)}${digits(rnd(18))}`;
+      const exp = rnd(20) === 0 ? `e${rnd(2) ? '-' : ''}${rnd(30)}` : '';
+      samples.push(sign + whole + point + exp, String(rnd(1e9) / 10 ** rnd(12)), (rnd(1e6) * 0.1).toFixed(rnd(6)));
+    }
+    const wrong = samples.filter((t) => writtenAsJs(t) !== converted(t));
+    assert.deepEqual(wrong.slice(0, 10), []);
+    // Both answers occur, so the comparison decides something.
+    assert.ok(samples.some(writtenAsJs) && !samples.every(writtenAsJs));
   });
 });

@@ -395,16 +395,44 @@ function upperCaseEscapes(bytes: Buffer, first = false): number[] {
   return out;
 }
 
-/** Whether JavaScript writes the JSON number `text` as it is (a `.0` fraction dropped, as the bulk plans drop it). */
-function writtenAsJs(text: string): boolean {
-  // A whole number of up to 15 digits without a leading zero (the usual id or count) is.
+/**
+ * Whether JavaScript writes the JSON number `text` as it is (a `.0` fraction dropped, as the
+ * bulk plans drop it). The usual numbers are decided from their digits: a decimal of at most
+ * 15 significant digits, in JavaScript's fixed notation range, without a leading zero or a
+ * trailing zero after the point, is written as it is (15 digits always come back from a
+ * double, so no shorter text names the same double); anything else is converted.
+ */
+export function writtenAsJs(text: string): boolean {
   const n = text.length;
   const from = text.charCodeAt(0) === 0x2d ? 1 : 0;
-  if (n > from && n - from < 16 && (n - from === 1 || text.charCodeAt(from) !== 0x30)) {
-    let k = from;
-    while (k < n && text.charCodeAt(k) >= 0x30 && text.charCodeAt(k) <= 0x39) k++;
+  let k = from;
+  while (k < n && isDigit(text.charCodeAt(k))) k++;
+  const whole = k - from;
+  const zero = whole === 1 && text.charCodeAt(from) === 0x30;
+  if (whole > 0 && whole < 16 && (whole === 1 || text.charCodeAt(from) !== 0x30)) {
     if (k === n) return text !== '-0';
+    if (text.charCodeAt(k) === 0x2e) {
+      const point = k++;
+      while (k < n && isDigit(text.charCodeAt(k))) k++;
+      if (k === n && k > point + 1) {
+        let last = n - 1;
+        while (last > point && text.charCodeAt(last) === 0x30) last--;
+        // Only zeros after the point: the whole part, as above.
+        if (last === point) return !(zero && from === 1);
+        if (last === n - 1) {
+          // 0.000001 is JavaScript's smallest fixed-notation fraction.
+          let first = zero ? point + 1 : from;
+          if (zero) while (text.charCodeAt(first) === 0x30) first++;
+          const significant = zero ? n - first : whole + (n - point - 1);
+          if (significant <= 15 && (!zero || first - point - 1 <= 5)) return true;
+        }
+      }
+    }
   }
   const t = /^-?[0-9]+\.0+$/.test(text) ? text.replace(/\.0+$/, '') : text;
   return t !== '-0' && String(Number(t)) === t;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
 }
