@@ -321,9 +321,18 @@ describe('rollout store (real DuckDB, real files)', () => {
     closeSync(fd);
     const store = path.join(dir, 'store.duckdb');
     await withStore(store, (s) => s.import([path.join(fixtures, 'verl')], { run: 'before' }));
-    const child = spawn(process.execPath, [bin, 'import', dump, '--run', 'big', '--store', store], { stdio: 'ignore' });
-    await new Promise((r) => setTimeout(r, 2500));
-    assert.equal(child.exitCode, null, 'the import was still running when killed');
+    // Killed once the import has found its files and is writing them (its trace says when), not after a guessed time.
+    const child = spawn(process.execPath, [bin, 'import', dump, '--run', 'big', '--store', store], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, EVOTRAINER_TRACE: '1' } });
+    let trace = '';
+    await new Promise<void>((resolve) => {
+      child.stderr.on('data', (d: Buffer) => {
+        trace += d.toString();
+        if (/discovered 1 file/.test(trace)) setTimeout(resolve, 300);
+      });
+      child.once('exit', () => resolve());
+    });
+    assert.equal(child.exitCode, null, `the import was still running when killed (its trace: ${trace})`);
+    assert.doesNotMatch(trace, /inserted|committed/, 'killed while DuckDB was writing the rows');
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
     await withStore(store, async (s) => {
