@@ -138,6 +138,8 @@ describe('JSONL reader', () => {
       'a key missing': '{"p": "a", "c": "b"}\n',
       'a key more': '{"p": "a", "c": "b", "x": 1, "y": 2}\n',
       'keys in another order': '{"c": "b", "p": "a", "x": 1}\n',
+      'a key twice': '{"p": "a", "p": "b", "x": 1}\n',
+      'a key escaped where the plan has it plain': '{"p": "a", "c": "b", "\\u0078": 1}\n',
       'a number in a message': line(`[{"role": "user", "content": "u", "n": 1}]`, '"c"', '1'),
       'a role that is not text': line(`[{"role": 1, "content": "u"}]`, '"c"', '1'),
       'no role': line(`[{"content": "u"}]`, '"c"', '1'),

@@ -165,6 +165,8 @@ export class DuplicateKeyScan {
   private keys = new Set<string>();
   /** The expected keys as their raw bytes in the file (latin1 of the UTF-8 of their JSON text). */
   private readonly expected: string[] | undefined;
+  /** The same, as bytes to compare a key with in place (see name). */
+  private readonly expectedBytes: Buffer[] | undefined;
   private readonly messageKeys: Set<string>;
   /** Top-level keys seen so far in the current record. */
   private count = 0;
@@ -199,6 +201,7 @@ export class DuplicateKeyScan {
   constructor(check: ShapeCheck = {}) {
     const raw = (k: string) => Buffer.from(JSON.stringify(k).slice(1, -1), 'utf8').toString('latin1');
     this.expected = check.keys?.map(raw);
+    this.expectedBytes = this.expected?.map((k) => Buffer.from(k, 'latin1'));
     this.messageKeys = new Set((check.messages ?? []).map(raw));
     this.singleTurn = check.singleTurn === undefined ? undefined : raw(check.singleTurn);
     this.textKeys = new Set((check.jsonText ?? []).map(raw));
@@ -226,7 +229,11 @@ export class DuplicateKeyScan {
         let j = end - 1;
         while (j >= i && chunk[j] === BACKSLASH) j--;
         const oddBackslashes = (end - 1 - j) % 2 === 1;
-        if ((this.isKey || this.isMessageKey || this.isRole) && this.key.length < 4096) this.key += chunk.toString('latin1', i, end);
+        if (this.isKey || this.isMessageKey || this.isRole) {
+          // A name read whole in one piece (the usual case) is compared in place; one cut by an escape or the chunk's end is gathered.
+          if (this.key === '' && q !== -1 && !oddBackslashes) this.key = this.name(chunk, i, q);
+          else if (this.key.length < 4096) this.key += chunk.toString('latin1', i, end);
+        }
         if (this.inMessages && this.depth >= 2) this.checkEscapes(chunk, i, end, q === -1);
         if (q === -1) {
           this.escapeNext = oddBackslashes;
@@ -239,9 +246,13 @@ export class DuplicateKeyScan {
         }
         this.inString = false;
         if (this.isKey) {
-          if (this.keys.has(this.key)) this.found = true;
-          this.keys.add(this.key);
-          if (this.expected && this.expected[this.count++] !== this.key) this.found = true;
+          // Keys checked against the plan's (all different) in order cannot repeat unseen.
+          if (this.expected) {
+            if (this.expected[this.count++] !== this.key) this.found = true;
+          } else {
+            if (this.keys.has(this.key)) this.found = true;
+            this.keys.add(this.key);
+          }
           this.inMessages = this.messageKeys.has(this.key);
           this.inSingleTurn = this.key === this.singleTurn;
           this.inText = this.textKeys.has(this.key);
@@ -312,6 +323,21 @@ export class DuplicateKeyScan {
   }
 
   /**
+   * The text of a key or role written whole in chunk[from, to): the expected key or a usual
+   * message name when the bytes are that (no new string), else the bytes as latin1 (as the
+   * names are compared, see the constructor).
+   */
+  private name(chunk: Buffer, from: number, to: number): string {
+    if (this.isKey) {
+      const want = this.expectedBytes?.[this.count];
+      if (want && sameBytes(chunk, from, to, want)) return this.expected![this.count]!;
+    } else {
+      for (const [bytes, text] of MESSAGE_NAMES) if (sameBytes(chunk, from, to, bytes)) return text;
+    }
+    return chunk.toString('latin1', from, to);
+  }
+
+  /**
    * A character outside strings inside a messages value (depth 2: the list, 3: a message):
    * whether the shape still holds. Tracks the message's keys and its role.
    */
@@ -374,6 +400,16 @@ export class DuplicateKeyScan {
       if (k !== -1 && k >= Math.max(from, to - 5)) this.carry = Buffer.from(chunk.subarray(k, to));
     }
   }
+}
+
+/** Message keys and roles, as bytes and text (see DuplicateKeyScan.name). */
+const MESSAGE_NAMES: [Buffer, string][] = ['role', 'content', 'assistant', 'user', 'system', 'tool'].map((n) => [Buffer.from(n, 'latin1'), n]);
+
+/** Whether chunk[from, to) holds exactly `bytes`. */
+function sameBytes(chunk: Buffer, from: number, to: number, bytes: Buffer): boolean {
+  if (to - from !== bytes.length) return false;
+  for (let k = 0; k < bytes.length; k++) if (chunk[from + k] !== bytes[k]) return false;
+  return true;
 }
 
 /** Whether `bytes` hold an escaped control character with a hex letter (\u000b … \u001f), which DuckDB writes in upper case. */
