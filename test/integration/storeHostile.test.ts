@@ -146,6 +146,30 @@ describe('hostile imports (real DuckDB, real files)', () => {
     assert.equal(extras[0]![1]!.extra, '{"tag":"b","late":[1,2]}');
   });
 
+  it('a dump whose rollouts turn multi-turn after its first 64 KB is streamed: each multi-turn rollout gets the steps and turns the streaming path gives', async () => {
+    // Single-turn answers fill the head the plan is made from; later lines are agent transcripts,
+    // with the chat template's markers, or decoded without them (a tool round in plain text).
+    const single = Array.from({ length: 300 }, (_, i) => verlLine(i, { output: JSON.stringify(`answer ${i} ${'x'.repeat(300)}`) }));
+    const marked = 'look first\n```bash\nls\n```<|im_end|>\n<|im_start|>user\n<tool_response>\n<returncode>0</returncode>\n<output>\na.py\n</output>\n</tool_response><|im_end|>\n<|im_start|>assistant\nsubmit';
+    const plain = '<tool_call>\n{"name": "bash", "arguments": {"command": "ls"}}\n</tool_call>\nuser\n<tool_response>\na.py\n</tool_response>\nassistant\ndone';
+    for (const [what, output] of [['chat-template markers', marked], ['a plain tool round', plain]] as const) {
+      const root = tempDir();
+      const dir = dump(root, { '1.jsonl': [...single, verlLine(300, { output: JSON.stringify(output) }), verlLine(301)] });
+      assert.ok(single.join('\n').length > 64 * 1024, 'the multi-turn line comes after the head');
+      const seen: { reader: string; steps: number; turns: unknown[] }[] = [];
+      for (const bulk of [true, false]) {
+        await withStore(path.join(root, `${bulk}.duckdb`), async (s) => {
+          const r = await s.import([dir], { run: 'r', bulk });
+          const turns = await s.all<{ n: number | null }>(`select num_turns n from rollouts order by id`);
+          seen.push({ reader: r.files[0]!.reader, steps: r.steps, turns: turns.map((t) => t.n) });
+        });
+      }
+      assert.equal(seen[0]!.reader, 'stream', `${what}: the bulk reader would store the transcript as one answer`);
+      assert.ok(seen[1]!.steps > 0, `${what}: the streaming path splits the transcript into steps`);
+      assert.deepEqual(seen[0], seen[1], what);
+    }
+  });
+
   it('CR-only and CRLF line endings and a byte-order mark import like LF files, on both paths', async () => {
     const lines = [verlLine(0), verlLine(1), verlLine(2)];
     const root = tempDir();

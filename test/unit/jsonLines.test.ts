@@ -162,6 +162,28 @@ describe('JSONL reader', () => {
     }
   });
 
+  it("finds a plan's marker text in one key's string value only, however the bytes are split", () => {
+    const check = { keys: ['input', 'output'], markers: { key: 'output', texts: ['<|im_', '\\nuser\\n<tool_response>'] } };
+    const scan = (text: string, step: number) => {
+      const s = new DuplicateKeyScan(check);
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length && !s.found; i += step) s.feed(bytes.subarray(i, i + step));
+      return s.found;
+    };
+    const line = (input: unknown, output: unknown) => `${JSON.stringify({ input, output })}\n`;
+    const answer = line('<|im_start|>user\nQ "quoted" \\ <|im_end|>\n<|im_start|>assistant\n', 'A "quoted" answer \\ with \n lines');
+    const marked = {
+      'a template marker': line('q', 'call\n<|im_end|>\n<|im_start|>user\nout'),
+      'a marker after an escaped quote': line('q', 'say "x" <|im_end|>'),
+      'a plain tool round': line('q', '</tool_call>\nuser\n<tool_response>\nok'),
+    };
+    for (const step of [1, 2, 5, 1 << 20]) {
+      assert.equal(scan(answer.repeat(3), step), false, `markers in the input only, ${step}-byte reads`);
+      assert.equal(scan(line('q', { nested: '<|im_start|>' }), step), false, `not the key's string value, ${step}-byte reads`);
+      for (const [what, t] of Object.entries(marked)) assert.equal(scan(answer + t + answer, step), true, `${what}, ${step}-byte reads`);
+    }
+  });
+
   it('decides whether JavaScript writes a number as it is from its digits as converting it does, over 300,000 numbers of every form', () => {
     // What the check means: the number, a `.0` fraction dropped, is what String(Number(...)) writes.
     const converted = (text: string) => {

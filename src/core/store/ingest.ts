@@ -546,7 +546,7 @@ export class Ingest {
           if (second && !opts.signal?.aborted) lanes.push(insert(second, half, files.length, baseId + firstLaneLines));
         }
         for (const m of meta) {
-          const r = await hashAndCount(m.file, buffer, opts.signal, { keys: m.plan.keys, messages: m.plan.messages, singleTurn: m.plan.singleTurn, jsonText: m.plan.jsonText });
+          const r = await hashAndCount(m.file, buffer, opts.signal, { keys: m.plan.keys, messages: m.plan.messages, singleTurn: m.plan.singleTurn, jsonText: m.plan.jsonText, markers: m.plan.markers });
           Object.assign(m, { hash: r.hash, lines: r.lines, endsWithNewline: r.last === 0x0a, duplicateKeys: r.duplicateKeys });
           total += r.lines;
         }

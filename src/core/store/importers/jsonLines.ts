@@ -138,6 +138,12 @@ export interface ShapeCheck {
    * must be written as JavaScript writes it (a `.0` fraction aside, which the plan drops).
    */
   jsonText?: readonly string[];
+  /**
+   * Texts (as the file's raw JSON writes them) that must not occur in the string value of
+   * the top-level key `key`: verl's turn markers in `output`, which the plan was made
+   * without, having seen none in the file's head.
+   */
+  markers?: { key: string; texts: readonly string[] };
 }
 
 /**
@@ -184,6 +190,16 @@ export class DuplicateKeyScan {
   private inSingleTurn = false;
   private assistants = 0;
   private readonly textKeys: Set<string>;
+  /** ShapeCheck.markers: the key (raw), the texts as bytes, and the longest's length. */
+  private readonly markerKey: string | undefined;
+  private readonly markerTexts: Buffer[];
+  /** A byte of each text that plain prose rarely holds: a value without it cannot hold the text (one native byte search rules it out). */
+  private readonly markerBytes: number[];
+  private readonly markerMax: number;
+  /** The current top-level value is the marker key's; where its string started in this chunk (-1: not in it); its last bytes of the chunk before. */
+  private inMarked = false;
+  private markedFrom = -1;
+  private markerCarry: Buffer | undefined;
   /** The current top-level value is one of `textKeys`; the number being read there. */
   private inText = false;
   private number = '';
@@ -205,6 +221,10 @@ export class DuplicateKeyScan {
     this.messageKeys = new Set((check.messages ?? []).map(raw));
     this.singleTurn = check.singleTurn === undefined ? undefined : raw(check.singleTurn);
     this.textKeys = new Set((check.jsonText ?? []).map(raw));
+    this.markerKey = check.markers ? raw(check.markers.key) : undefined;
+    this.markerTexts = (check.markers?.texts ?? []).map((t) => Buffer.from(t, 'utf8'));
+    this.markerMax = Math.max(0, ...this.markerTexts.map((t) => t.length));
+    this.markerBytes = this.markerTexts.map((t) => [...RARE_BYTES].find((b) => t.includes(b)) ?? t[0]!);
   }
 
   feed(chunk: Buffer): void {
@@ -222,6 +242,11 @@ export class DuplicateKeyScan {
           if (this.carry) this.carry = chunk[i] === 0x75 ? Buffer.concat([this.carry, chunk.subarray(i, i + 1)]) : undefined;
           if (this.isKey || this.isMessageKey || this.isRole) this.key += chunk.toString('latin1', i, i + 1);
           i++;
+          // A chunk that ends with the escaped character: it joins the marker key's bytes so far.
+          if (i === n && this.markedFrom >= 0) {
+            this.findMarkers(chunk, this.markedFrom, n, true);
+            this.markedFrom = 0;
+          }
           continue;
         }
         const q = chunk.indexOf(QUOTE, i);
@@ -235,6 +260,11 @@ export class DuplicateKeyScan {
           else if (this.key.length < 4096) this.key += chunk.toString('latin1', i, end);
         }
         if (this.inMessages && this.depth >= 2) this.checkEscapes(chunk, i, end, q === -1);
+        // The marker key's value is searched once it ends, or up to the chunk's end.
+        if (this.markedFrom >= 0 && (q === -1 || !oddBackslashes)) {
+          this.findMarkers(chunk, this.markedFrom, end, q === -1);
+          this.markedFrom = q === -1 ? 0 : -1;
+        }
         if (q === -1) {
           this.escapeNext = oddBackslashes;
           return;
@@ -256,6 +286,7 @@ export class DuplicateKeyScan {
           this.inMessages = this.messageKeys.has(this.key);
           this.inSingleTurn = this.key === this.singleTurn;
           this.inText = this.textKeys.has(this.key);
+          this.inMarked = this.key === this.markerKey;
           this.assistants = 0;
         } else if (this.isRole) {
           this.isRole = false;
@@ -300,6 +331,7 @@ export class DuplicateKeyScan {
         this.isKey = this.depth === 1 && this.expectKey;
         this.expectKey = false;
         this.key = '';
+        if (this.inMarked && !this.isKey && this.depth === 1) this.markedFrom = i;
       } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
         if (++this.depth === 1) {
           this.keys.clear();
@@ -310,16 +342,34 @@ export class DuplicateKeyScan {
         // A record ends: it had every expected key.
         if (--this.depth === 0 && this.expected && this.count !== this.expected.length) this.found = true;
         if (this.depth <= 1) this.inMessages = false;
-        if (this.depth === 0) this.inText = false;
+        if (this.depth === 0) this.inText = this.inMarked = false;
       } else if (c === 0x2c /* , */) {
         this.expectKey = this.depth === 1;
-        if (this.depth === 1) this.inMessages = this.inText = false;
+        if (this.depth === 1) this.inMessages = this.inText = this.inMarked = false;
       } else if (c === NL || c === CR) {
         this.depth = 0; // a line end outside a string ends the record, whatever came before
-        this.inMessages = this.inText = false;
+        this.inMessages = this.inText = this.inMarked = false;
         this.number = '';
       }
     }
+  }
+
+  /** Whether a marker text (ShapeCheck.markers) occurs in chunk[from, to), or across the chunk before's end. */
+  private findMarkers(chunk: Buffer, from: number, to: number, continues: boolean): void {
+    const part = chunk.subarray(from, to);
+    if (this.markerCarry) {
+      const joined = Buffer.concat([this.markerCarry, part.subarray(0, this.markerMax)]);
+      if (this.markerTexts.some((t) => joined.includes(t))) this.found = true;
+    }
+    for (let k = 0; k < this.markerTexts.length; k++) if (part.includes(this.markerBytes[k]!) && part.includes(this.markerTexts[k]!)) this.found = true;
+    if (!continues) {
+      this.markerCarry = undefined;
+      return;
+    }
+    // The value's last bytes so far (over several chunks when they are small), where a marker may start.
+    const keep = this.markerMax - 1;
+    const carry = this.markerCarry;
+    this.markerCarry = Buffer.from(part.length >= keep || !carry ? part.subarray(Math.max(0, part.length - keep)) : Buffer.concat([carry, part]).subarray(-keep));
   }
 
   /**
@@ -401,6 +451,9 @@ export class DuplicateKeyScan {
     }
   }
 }
+
+/** Bytes that prose and JSON text hold rarely, the rarest first (see DuplicateKeyScan.markerBytes). */
+const RARE_BYTES = Buffer.from('|_^~`>');
 
 /** Message keys and roles, as bytes and text (see DuplicateKeyScan.name). */
 const MESSAGE_NAMES: [Buffer, string][] = ['role', 'content', 'assistant', 'user', 'system', 'tool'].map((n) => [Buffer.from(n, 'latin1'), n]);

@@ -83,6 +83,8 @@ export interface BulkPlan {
   /** The one of `messages` that must be a single turn, and the keys whose numbers must read as JavaScript writes them (see ShapeCheck). */
   singleTurn?: string;
   jsonText?: readonly string[];
+  /** Text that must not occur in one top-level key's string value: a file where it does is streamed (see ShapeCheck.markers). */
+  markers?: { key: string; texts: readonly string[] };
   /** Columns of BULK_OPTIONAL_COLUMNS the projection selects too; the store gives the rest their defaults. */
   optional?: readonly BulkOptionalColumn[];
 }

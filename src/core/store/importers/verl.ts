@@ -31,6 +31,13 @@ const PLAIN_TOOL_ROUND = /<\/tool_call>\s*\nuser\n<tool_response>/;
 /** The same in a dump line's raw JSON (newlines escaped), for the bulk path's look at the head. */
 const PLAIN_MULTI_TURN_OUTPUT = /"output"\s*:\s*"(?:[^"\\]|\\.)*?<\/tool_call>(?:\s|\\n)*\\nuser\\n<tool_response>/;
 
+/**
+ * What marks an `output` as multi-turn in a dump line's raw JSON, for the bulk path's scan of
+ * the whole file: a chat-template marker, or a plain tool round (see PLAIN_TOOL_ROUND).
+ * A single-turn answer that merely holds one of them is streamed, which reads it right too.
+ */
+const MULTI_TURN_TEXTS = ['<|im_', '\\nuser\\n<tool_response>'];
+
 /** Puts the chat template's turn markers back where a plain transcript's tool round trips are. */
 function markPlainTurns(text: string): string {
   return text.replace(/\nuser\n(?=<tool_response>)/g, '<|im_end|>\n<|im_start|>user\n').replace(/(<\/tool_response>)\nassistant\n/g, '$1<|im_end|>\n<|im_start|>assistant\n');
@@ -151,7 +158,8 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
       ${has('data_source') ? `case when json_type(${col('data_source')}) = 'VARCHAR' then ${col('data_source')} ->> '$' end` : 'null'} as data_source,
       ${obj(other, (k) => col(k))} as extra,
       (${badIf.join('\n        or ')}) as bad`;
-  return { signature: keys.join('\u0000'), columns, projection, fileStep, fileSplit: split, keys };
+  // A later line that is a transcript (the head held answers only) sends the file to `read`.
+  return { signature: keys.join('\u0000'), columns, projection, fileStep, fileSplit: split, keys, markers: { key: 'output', texts: MULTI_TURN_TEXTS } };
 }
 
 /**
