@@ -14,13 +14,17 @@ describe('the store keeps its connection: derived views, scoped views, temporary
   const file = defaultStorePath(root);
 
   it('creates its derived views itself, also on a read-only store (as temporary views)', async () => {
-    await withStore(file, (s) => s.import([path.join(fixtures, 'verl')], { run: 'r' }));
+    await withStore(file, (s) => s.import([path.join(fixtures, 'verl'), path.join(fixtures, 'swe-agent')], { run: 'r' }));
     const ro = await RolloutStore.open(file, { readOnly: true });
     try {
       await ro.ensureDerivedViews();
       const n = (await ro.one<{ n: number }>('select count(*)::int as n from rollout_failure_modes'))!.n;
       assert.equal(n, (await ro.counts()).rollouts);
       assert.ok(n > 0);
+      // Every rollout with turns beside the model's is checked for the answer in its context (a temporary table here).
+      const multi = (await ro.one<{ n: number }>("select count(distinct rollout_id)::int as n from steps where role <> 'assistant'"))!.n;
+      assert.ok(multi > 0);
+      assert.equal((await ro.one<{ n: number }>('select count(*)::int as n from temp.main.answer_context'))!.n, multi);
     } finally {
       ro.close();
     }
