@@ -170,6 +170,29 @@ describe('hostile imports (real DuckDB, real files)', () => {
     }
   });
 
+  it("reward components and extra hold what the streaming path stores: Python's whole floats stay on the bulk path, other number forms and repeated nested keys are streamed", async () => {
+    const cases: [string, Record<string, string>, 'duckdb' | 'stream'][] = [
+      ["Python's whole floats", { eff: '1.0', pen: '0.25', meta: '{"x": 1.0, "y": [2.5, 3.0], "s": "v1.0"}' }, 'duckdb'],
+      // (the bulk path drops `.0` before `,` `}` `]` by plain replacement, so text like that in a string streams the file)
+      ['a string holding "1.0,"', { eff: '1.0', meta: '{"s": "1.0, kept"}' }, 'stream'],
+      ['an exponent and a trailing zero', { eff: '1.0', meta: '{"y": [2.50, 1e5]}' }, 'stream'],
+      ['a key twice in a nested object', { eff: '1.0', meta: '{"a": {"b": 1, "b": 2}}' }, 'stream'],
+    ];
+    for (const [what, fields, reader] of cases) {
+      const root = tempDir();
+      const dir = dump(root, { '1.jsonl': [verlLine(0, fields), verlLine(1, fields)] });
+      const seen: { reader: string; rows: unknown[] }[] = [];
+      for (const bulk of [true, false]) {
+        await withStore(path.join(root, `${bulk}.duckdb`), async (s) => {
+          const r = await s.import([dir], { run: 'r', bulk });
+          seen.push({ reader: r.files[0]!.reader, rows: await s.all(`select reward_components, extra from rollouts order by id`) });
+        });
+      }
+      assert.equal(seen[0]!.reader, reader, what);
+      assert.deepEqual(seen[0]!.rows, seen[1]!.rows, what);
+    }
+  });
+
   it('CR-only and CRLF line endings and a byte-order mark import like LF files, on both paths', async () => {
     const lines = [verlLine(0), verlLine(1), verlLine(2)];
     const root = tempDir();

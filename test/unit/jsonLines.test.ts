@@ -130,6 +130,8 @@ describe('JSONL reader', () => {
       line(`[${sys}, {"role": "user", "content": "u", "name": null}]`, '[{"role": "assistant", "content": "a", "tool_calls": null}]', '{"t": 812.0, "u": 0.125, "n": [1, -2, 1767225601.2345679], "s": "1.50"}'),
       line('"text"', '"text"', '3'),
       line('[]', 'null', 'null'),
+      // One key in sibling objects, and in an object and the one inside it.
+      line('"p"', '"c"', '{"a": [{"b": 1}, {"b": 2}], "c": {"b": 1, "c": {"b": 2}}, "b": 3}'),
       // Escapes outside the message lists, and in them ones DuckDB writes as JavaScript does (\u0007, and \u00e9 as the letter).
       line(`[{"role": "user", "content": "caf\\u00e9 \\u0007"}]`, '"c \\u001b"', '"x \\u001b"'),
       line(`[${sys}, {"role": "assistant", "content": "shot"}, {"role": "user", "content": "q"}]`, '[{"role": "user", "content": "more"}, {"role": "assistant", "content": "x"}]', '{}'),
@@ -155,6 +157,8 @@ describe('JSONL reader', () => {
       'an exponent': line('"p"', '"c"', '{"lr": 1e-07}'),
       'a trailing zero': line('"p"', '"c"', '[1.50]'),
       'a negative zero': line('"p"', '"c"', '-0.0'),
+      'a key twice inside a value kept as JSON text': line('"p"', '"c"', '{"t": 1, "t": 2}'),
+      'a key twice deeper inside it': line('"p"', '"c"', '{"a": [{"b": 1, "b": 2}]}'),
     };
     for (const step of [1, 3, 7, 1 << 20]) {
       for (const t of fine) assert.equal(scan(t, step), false, `${JSON.stringify(t)} in ${step}-byte reads`);

@@ -202,6 +202,13 @@ export class DuplicateKeyScan {
   private markerCarry: Buffer | undefined;
   /** The current top-level value is one of `textKeys`; the number being read there. */
   private inText = false;
+  /**
+   * The containers open inside that value, innermost last: an object's keys so far, or null
+   * for a list; whether a key comes next, and whether the string being read is one.
+   */
+  private nested: (Set<string> | null)[] = [];
+  private expectNestedKey = false;
+  private isNestedKey = false;
   private number = '';
   /**
    * Where the current chunk holds an escaped control character with a hex letter (see
@@ -240,7 +247,7 @@ export class DuplicateKeyScan {
           this.escapeNext = false;
           // The carried backslash starts a \u escape, or a two-character one that is whole now.
           if (this.carry) this.carry = chunk[i] === 0x75 ? Buffer.concat([this.carry, chunk.subarray(i, i + 1)]) : undefined;
-          if (this.isKey || this.isMessageKey || this.isRole) this.key += chunk.toString('latin1', i, i + 1);
+          if (this.isKey || this.isMessageKey || this.isRole || this.isNestedKey) this.key += chunk.toString('latin1', i, i + 1);
           i++;
           // A chunk that ends with the escaped character: it joins the marker key's bytes so far.
           if (i === n && this.markedFrom >= 0) {
@@ -254,7 +261,7 @@ export class DuplicateKeyScan {
         let j = end - 1;
         while (j >= i && chunk[j] === BACKSLASH) j--;
         const oddBackslashes = (end - 1 - j) % 2 === 1;
-        if (this.isKey || this.isMessageKey || this.isRole) {
+        if (this.isKey || this.isMessageKey || this.isRole || this.isNestedKey) {
           // A name read whole in one piece (the usual case) is compared in place; one cut by an escape or the chunk's end is gathered.
           if (this.key === '' && q !== -1 && !oddBackslashes) this.key = this.name(chunk, i, q);
           else if (this.key.length < 4096) this.key += chunk.toString('latin1', i, end);
@@ -271,7 +278,7 @@ export class DuplicateKeyScan {
         }
         i = q + 1;
         if (oddBackslashes) {
-          if (this.isKey || this.isMessageKey || this.isRole) this.key += '"';
+          if (this.isKey || this.isMessageKey || this.isRole || this.isNestedKey) this.key += '"';
           continue;
         }
         this.inString = false;
@@ -288,6 +295,12 @@ export class DuplicateKeyScan {
           this.inText = this.textKeys.has(this.key);
           this.inMarked = this.key === this.markerKey;
           this.assistants = 0;
+        } else if (this.isNestedKey) {
+          // A key of an object inside a value kept as JSON text: DuckDB keeps a repeated key's first value, JSON.parse its last.
+          this.isNestedKey = false;
+          const keys = this.nested[this.nested.length - 1];
+          if (keys?.has(this.key)) this.found = true;
+          keys?.add(this.key);
         } else if (this.isRole) {
           this.isRole = false;
           if (this.inSingleTurn && (this.key === 'tool' || (this.key === 'assistant' && ++this.assistants > 1))) this.found = true;
@@ -332,22 +345,32 @@ export class DuplicateKeyScan {
         this.expectKey = false;
         this.key = '';
         if (this.inMarked && !this.isKey && this.depth === 1) this.markedFrom = i;
+        this.isNestedKey = this.expectNestedKey;
+        this.expectNestedKey = false;
       } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
         if (++this.depth === 1) {
           this.keys.clear();
           this.count = 0;
+        } else if (this.inText) {
+          this.nested.push(c === 0x7b ? new Set() : null);
+          this.expectNestedKey = c === 0x7b;
         }
         this.expectKey = c === 0x7b && this.depth === 1;
       } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+        if (this.inText && this.depth >= 2) this.nested.pop();
+        this.expectNestedKey = false;
         // A record ends: it had every expected key.
         if (--this.depth === 0 && this.expected && this.count !== this.expected.length) this.found = true;
         if (this.depth <= 1) this.inMessages = false;
         if (this.depth === 0) this.inText = this.inMarked = false;
       } else if (c === 0x2c /* , */) {
         this.expectKey = this.depth === 1;
+        this.expectNestedKey = this.inText && this.depth >= 2 && !!this.nested[this.nested.length - 1];
         if (this.depth === 1) this.inMessages = this.inText = this.inMarked = false;
       } else if (c === NL || c === CR) {
         this.depth = 0; // a line end outside a string ends the record, whatever came before
+        this.nested = [];
+        this.expectNestedKey = false;
         this.inMessages = this.inText = this.inMarked = false;
         this.number = '';
       }

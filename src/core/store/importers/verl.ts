@@ -1,7 +1,7 @@
 import type { RolloutRecord, StepRecord } from '../rows';
 import { classifyCommand, extractBashBlock } from './actions';
 import { readJsonLines } from './jsonLines';
-import { ident, NUMERIC, sqlString } from './bulkSql';
+import { differsFromJs, ident, numberAsJs, NUMERIC, sqlString, wholeNumbersAsJs } from './bulkSql';
 import type { BulkPlan, Importer } from './types';
 import { bad, bool, describeType, isRecord, num, posix, stepFromPath, str } from './util';
 
@@ -125,6 +125,8 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
   }
   if (!isRecord(first)) return null;
   const keys = Object.keys(first);
+  // JavaScript puts whole-number keys first in the objects the streaming reader stores.
+  if (keys.some((k) => /^(0|[1-9][0-9]*)$/.test(k))) return null;
   const extraKeys = keys.filter((k) => !BASE_KEYS.has(k) && k !== 'acc' && k !== 'pred');
   const numeric = extraKeys.filter((k) => typeof first[k] === 'number' && Number.isFinite(first[k]));
   const other = extraKeys.filter((k) => !numeric.includes(k));
@@ -145,6 +147,12 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
     has('acc') ? `coalesce(json_type(${col('acc')}) not in ('BOOLEAN', ${NUMERIC.slice(1, -1)}, 'NULL'), false)` : 'false',
     ...numeric.map((k) => `not coalesce(${isNum(k)}, false)`),
   ];
+  // Reward components and extra as JSON.stringify writes them: numbers as the file's scan
+  // checked them (ShapeCheck.jsonText), a whole number's `.0` dropped (Python writes 1.0,
+  // JavaScript 1); extra text JavaScript would write otherwise marks the record.
+  const components = numeric.length ? `'{' || concat(${numeric.map((k, i) => `${sqlString(`${i ? ',' : ''}${JSON.stringify(k)}:`)}, ${numberAsJs(col(k))}`).join(', ')}) || '}'` : 'null';
+  const extraRaw = obj(other, (k) => col(k));
+  if (other.length) badIf.push(differsFromJs(extraRaw, true));
   const projection = `
       ${has('step') ? `coalesce(case when ${isNum('step')} and isfinite(${col('step')}::double) then trunc(${col('step')}::double)::integer end, file_step)` : 'file_step'} as step,
       file_split as split,
@@ -152,14 +160,14 @@ function bulk(file: string, head: string, opts: { split?: 'train' | 'val' }): Bu
       ${col('output')} as response,
       ${text('gts')} as ground_truth,
       ${has('score') ? `case when ${isNum('score')} then ${col('score')}::double end` : 'null'} as reward,
-      ${obj(numeric, (k) => `${col(k)}::double`)} as reward_components,
+      ${components} as reward_components,
       ${has('acc') ? `case json_type(${col('acc')}) when 'BOOLEAN' then ${col('acc')}::varchar = 'true' when 'NULL' then null else ${col('acc')}::double > 0 end` : 'null'} as correct,
       ${text('pred')} as extracted_answer,
       ${has('data_source') ? `case when json_type(${col('data_source')}) = 'VARCHAR' then ${col('data_source')} ->> '$' end` : 'null'} as data_source,
-      ${obj(other, (k) => col(k))} as extra,
+      ${other.length ? wholeNumbersAsJs(extraRaw) : 'null'} as extra,
       (${badIf.join('\n        or ')}) as bad`;
   // A later line that is a transcript (the head held answers only) sends the file to `read`.
-  return { signature: keys.join('\u0000'), columns, projection, fileStep, fileSplit: split, keys, markers: { key: 'output', texts: MULTI_TURN_TEXTS } };
+  return { signature: keys.join('\u0000'), columns, projection, fileStep, fileSplit: split, keys, jsonText: extraKeys, markers: { key: 'output', texts: MULTI_TURN_TEXTS } };
 }
 
 /**
