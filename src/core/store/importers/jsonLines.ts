@@ -206,7 +206,11 @@ export class DuplicateKeyScan {
    * The containers open inside that value, innermost last: an object's keys so far, or null
    * for a list; whether a key comes next, and whether the string being read is one.
    */
-  private nested: (Set<string> | null)[] = [];
+  private nested: (string[] | null)[] = [];
+  /** How many containers of `nested` are open (its arrays are reused from record to record). */
+  private open = 0;
+  /** Keys of nested objects seen so far in the file, as bytes and text (see name): a few, met again on every line. */
+  private nestedNames: [Buffer, string][] = [];
   private expectNestedKey = false;
   private isNestedKey = false;
   private number = '';
@@ -298,9 +302,12 @@ export class DuplicateKeyScan {
         } else if (this.isNestedKey) {
           // A key of an object inside a value kept as JSON text: DuckDB keeps a repeated key's first value, JSON.parse its last.
           this.isNestedKey = false;
-          const keys = this.nested[this.nested.length - 1];
-          if (keys?.has(this.key)) this.found = true;
-          keys?.add(this.key);
+          const keys = this.nested[this.open - 1];
+          if (keys) {
+            // Searched in a list (such objects hold a few keys); one with hundreds is left to the streaming path.
+            if (keys.includes(this.key) || keys.length >= 256) this.found = true;
+            keys.push(this.key);
+          }
         } else if (this.isRole) {
           this.isRole = false;
           if (this.inSingleTurn && (this.key === 'tool' || (this.key === 'assistant' && ++this.assistants > 1))) this.found = true;
@@ -352,12 +359,13 @@ export class DuplicateKeyScan {
           this.keys.clear();
           this.count = 0;
         } else if (this.inText) {
-          this.nested.push(c === 0x7b ? new Set() : null);
+          const reused = this.nested[this.open];
+          this.nested[this.open++] = c === 0x7b ? (reused ? ((reused.length = 0), reused) : []) : null;
           this.expectNestedKey = c === 0x7b;
         }
         this.expectKey = c === 0x7b && this.depth === 1;
       } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-        if (this.inText && this.depth >= 2) this.nested.pop();
+        if (this.inText && this.depth >= 2 && this.open > 0) this.open--;
         this.expectNestedKey = false;
         // A record ends: it had every expected key.
         if (--this.depth === 0 && this.expected && this.count !== this.expected.length) this.found = true;
@@ -365,11 +373,11 @@ export class DuplicateKeyScan {
         if (this.depth === 0) this.inText = this.inMarked = false;
       } else if (c === 0x2c /* , */) {
         this.expectKey = this.depth === 1;
-        this.expectNestedKey = this.inText && this.depth >= 2 && !!this.nested[this.nested.length - 1];
+        this.expectNestedKey = this.inText && this.depth >= 2 && this.open > 0 && !!this.nested[this.open - 1];
         if (this.depth === 1) this.inMessages = this.inText = this.inMarked = false;
       } else if (c === NL || c === CR) {
         this.depth = 0; // a line end outside a string ends the record, whatever came before
-        this.nested = [];
+        this.open = 0;
         this.expectNestedKey = false;
         this.inMessages = this.inText = this.inMarked = false;
         this.number = '';
@@ -404,6 +412,11 @@ export class DuplicateKeyScan {
     if (this.isKey) {
       const want = this.expectedBytes?.[this.count];
       if (want && sameBytes(chunk, from, to, want)) return this.expected![this.count]!;
+    } else if (this.isNestedKey) {
+      for (const [bytes, text] of this.nestedNames) if (sameBytes(chunk, from, to, bytes)) return text;
+      const text = chunk.toString('latin1', from, to);
+      if (this.nestedNames.length < 64) this.nestedNames.push([Buffer.from(text, 'latin1'), text]);
+      return text;
     } else {
       for (const [bytes, text] of MESSAGE_NAMES) if (sameBytes(chunk, from, to, bytes)) return text;
     }
