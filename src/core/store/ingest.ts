@@ -103,12 +103,12 @@ const WRITE_BYTES = 8 * 1024 * 1024;
  * temporary files), so that the importing process, Node's heap and DuckDB's allocations
  * outside the pool included, peaks under 1 GB of RSS with two lanes at work.
  */
-const BULK_MEMORY_LIMIT = process.env.XMEM ?? '480MB';
+const BULK_MEMORY_LIMIT = '480MB';
 /**
  * What a DuckDB thread may keep of the memory it freed, while the bulk path inserts
  * (default 128 MB a thread): each insert lane's thread would hold that beside the pool.
  */
-const BULK_ALLOCATOR_FLUSH = process.env.XFLUSH ?? '8MB';
+const BULK_ALLOCATOR_FLUSH = '8MB';
 /**
  * The rows a bulk insert lane must be expected to hold: DuckDB moves a statement's row
  * groups, written as it inserted, into a table that is not empty only when they make a
