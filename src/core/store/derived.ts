@@ -53,6 +53,7 @@ async function ensureAnswerContext(db: StoreDb): Promise<void> {
   // Appended (a multi-row insert with thousands of parameters took longer to bind than the check).
   const a = await db.conn.createAppender(ANSWER_CONTEXT_TABLE, db.readOnly ? 'main' : null, db.readOnly ? 'temp' : null);
   const int = (v: number | null | undefined) => (v === null || v === undefined ? a.appendNull() : a.appendInteger(v));
+  const text = (v: string | null | undefined) => (v === null || v === undefined ? a.appendNull() : a.appendVarchar(v));
   try {
     for (let k = 0; k < todo.length; k += batch) {
       const ids = todo.slice(k, k + batch);
@@ -67,8 +68,7 @@ async function ensureAnswerContext(db: StoreDb): Promise<void> {
         a.appendVarchar(r.raw_ref);
         a.appendBoolean(hit !== null);
         int(hit?.turn);
-        if (hit?.channel === undefined || hit.channel === null) a.appendNull();
-        else a.appendVarchar(hit.channel);
+        text(hit?.channel);
         int(hit?.seen);
         int(hit?.distinctive);
         a.endRow();

@@ -6,6 +6,7 @@ import { existsSync, rmSync, unwatchFile, watchFile, writeFileSync, type Stats }
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB } from './duckdb';
+import { sqlString } from './importers/bulkSql';
 
 /** Where a harness keeps its store: ignored by git, rebuilt from run outputs. */
 export function defaultStorePath(harnessRoot: string): string {
@@ -143,10 +144,6 @@ async function attachWritable(file: string, settings: Record<string, string>): P
     return conn;
   };
   return instance;
-}
-
-function sqlString(s: string): string {
-  return `'${s.replace(/'/g, "''")}'`;
 }
 
 /**
