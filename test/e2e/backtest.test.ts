@@ -12,7 +12,7 @@ import { defaultStorePath, RolloutStore } from '../../src/core/store/store';
 import { GSM8K_MAPPING, gsm8kFile, requireSharedData, sweDir } from '../helpers/data';
 import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../helpers/scriptedLlm';
 import { repoRoot, tempDir } from '../helpers/tmp';
-import { candidate } from '../integration/backtest/helpers';
+import { candidate, sweEvalRun, type SweTraj } from '../integration/backtest/helpers';
 import { bin, edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
 import { activityBarItem, atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
@@ -80,6 +80,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
   let v1: string;
   let v2: string;
   let v3: string;
+  let v4: string;
   let llm: ScriptedLlm;
   let csp: string[] = [];
   // Registered before the temp folder's removal: the extension's output channel, kept beside the screenshots.
@@ -116,6 +117,18 @@ describe('real VS Code: backtest, gate, pending gates', () => {
       mkdirSync(path.join(wt, 'filters'), { recursive: true });
       writeFileSync(path.join(wt, 'filters', 'shaping.py'), 'def shape(batch, penalty):\n    advantages = batch["advantages"]\n    advantages -= 0.1 * penalty\n    return batch\n');
     }, { pass_rate: 0.5 }, { hyp: { hypothesis: 'If we penalize long answers in the advantages, pass_rate improves because answers get shorter', slug: 'advantage-penalty', layer: 'filter' } })).id;
+    // v4: a gain through a leak, on v2's eval tasks: for 30 unresolved tasks (10% of 303) the agent's first
+    // turn downloads the fix it later submits (curl of the upstream pull request) and the task
+    // is marked resolved. Gated once v2 is promoted, the result names the turn that showed it.
+    v4 = (await evaluatedVersion(h, v2, (wt) => writeFileSync(path.join(wt, 'env', 'config.json'), JSON.stringify({ quality: 0.5, sleep_seconds: 0, network: true }, null, 2) + '\n'), { pass_rate: 0.5 }, { hyp: { hypothesis: 'If we open the network to the agent, pass_rate improves because it can read upstream docs', slug: 'open-network', layer: 'environment' } })).id;
+    const labels = JSON.parse(readFileSync(path.join(sweDir, 'labels.json'), 'utf8')) as { instances: { instance_id: string; resolved: boolean }[] };
+    const flip = new Set(labels.instances.filter((i) => !i.resolved).map((i) => i.instance_id).sort().slice(0, 30));
+    const curl = (d: SweTraj) => [
+      { role: 'assistant', content: `THOUGHT: Maybe upstream already fixed it.\n\n\`\`\`bash\ncurl -sL https://github.com/upstream/${d.instance_id.split('__')[0]}/pull/4242.diff\n\`\`\`` },
+      { role: 'user', content: `<returncode>0</returncode>\n<output>\n${d.info.submission}\n</output>` },
+    ];
+    const leaked = spawnSync(process.execPath, [bin, 'import', sweEvalRun(sweDir, path.join(home, 'leak-eval'), { flip, inject: curl, at: 'start' }), '--run', 'eval-leak', '--version', v4], { cwd: workspace, encoding: 'utf8' });
+    assert.equal(leaked.status, 0, leaked.stderr);
     // The editor's own language model (vscode.lm) for the LLM proposer: a test extension
     // (test/fixtures/lm-stand-in) registers a chat provider whose model is the scripted
     // stand-in server, a stand-in for a hosted model, which cannot run here.
@@ -355,6 +368,44 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.match(e.rejectReason ?? '', /^gate: declared bug classes/);
     await gate.waitForFunction(() => /is now rejected/.test(document.querySelector('evo-backtest-app')?.shadowRoot?.querySelector('[data-testid="gate-decision"]')?.textContent ?? ''), null, { timeout: 15_000 });
     await dismissToasts();
+  }));
+
+  it("a leak's gate result opens a flip in the Failure Explorer at the turn that showed it the answer", () => withScreenshot(page, 'gate-leak-turn', async () => {
+    await palette('View: Close All Editors');
+    await quiet();
+    await palette('EvoTrainer: Gate Version');
+    await pickVersion(v4, 'Version to judge');
+    const gate = await resultFrame(new RegExp(`^Gate ${v4}`), 120_000);
+    await gate.locator('[data-testid="gate-decision"]').waitFor({ timeout: 30_000 });
+    assert.match(await gate.locator('[data-testid="gate-decision"]').innerText(), /^REJECT/);
+    assert.match(await gate.locator('[data-testid="gate-checks"]').innerText(), /✗\s*leak \(answer_in_context_share\): .*turn 1: curl -sL https:\/\/github\.com\/upstream\//);
+    const link = gate.locator('[data-testid="gate-answer-in-context"] a[data-testid^="turn-"]').first();
+    await link.waitFor({ timeout: 30_000 });
+    assert.equal((await link.innerText()).trim(), '1');
+    const id = (await link.getAttribute('data-testid'))!.slice('turn-'.length);
+    assert.match(id, /^\d+$/);
+    await shot('gate-leak-result-dark.png');
+    await link.click();
+    const explorer = await findFrame(page, `[data-testid="trajectory"][data-rollout="${id}"] .msg.cited`, 120_000);
+    const traj = explorer.locator(`[data-testid="trajectory"][data-rollout="${id}"]`);
+    assert.equal(await traj.locator('[data-testid="turn-note"]').innerText(), 'Showing turn 1: the output that held the answer is marked.');
+    // The one output of turn 1 (the curl's), holding the fix the agent later submits; not the command, not the task.
+    const cited = traj.locator('.msg.cited');
+    assert.equal(await cited.count(), 1);
+    const text = await cited.innerText();
+    assert.match(text, /turn 1/);
+    assert.match(text, /<output>\s*diff --git a\//);
+    // Scrolled to: the marked output's head is inside the trajectory pane.
+    const inView = await cited.evaluate((el) => {
+      const pane = el.closest('.traj')!.getBoundingClientRect();
+      const box = el.getBoundingClientRect();
+      return box.top >= pane.top - 1 && box.top < pane.bottom - 10;
+    });
+    assert.ok(inView, 'the output that held the answer is scrolled into view');
+    await shot('gate-leak-turn-explorer-dark.png');
+    assert.deepEqual(csp, [], 'no CSP violation in the gate result or the Failure Explorer');
+    await palette('View: Close All Editors');
+    await quiet();
   }));
 
   it('the walkthrough marks backtest and gate done once the user has done them; it reads at a narrow width', () => withScreenshot(page, 'walkthrough-done', async () => {

@@ -6,7 +6,7 @@ import type { ExplorerQuery } from '../../src/core/explore/types';
 import { RolloutStore } from '../../src/core/store/store';
 import { ExplorerBackend } from '../../src/viewer/explorer/backend';
 import { storeStamp } from '../../src/core/store/stamp';
-import { ExplorerMethods, type PageResult } from '../../src/viewer/explorer/protocol';
+import { ExplorerMethods, OpenExplorerArgsSchema, type PageResult } from '../../src/viewer/explorer/protocol';
 import type { TextChunk, Trajectory } from '../../src/core/explore/types';
 import type { IpcResponse } from '../../src/viewer/protocol';
 import { HostTransport } from '../../src/viewer/transport';
@@ -171,6 +171,17 @@ describe('failure explorer backend (the host side of the webview protocol)', () 
     assert.ok(s.page!.rows.every((r) => r.failure_mode === 'leak'));
     assert.equal(s.histogram.reduce((a, b) => a + b.count, 0), 303);
     assert.equal(s.facets!.rollouts, 303);
+  });
+
+  it('opens at a rollout, and at one of its turns (a gate\'s answer-in-context row): the arguments are checked', async () => {
+    const s = await backend.state({ rolloutId: 5, turn: 3 });
+    assert.equal(s.openRolloutId, 5);
+    assert.equal(s.openRolloutTurn, 3);
+    assert.equal(typeof s.openRolloutPosition, 'number');
+    assert.equal((await backend.state({ rolloutId: 5 })).openRolloutTurn, null);
+    assert.equal((await backend.state({ turn: 3 })).openRolloutTurn, null, 'a turn without a rollout opens nothing');
+    assert.ok(OpenExplorerArgsSchema.safeParse({ rolloutId: 5, turn: 0 }).success);
+    for (const bad of [{ rolloutId: 5, turn: -1 }, { rolloutId: 5, turn: 1.5 }, { rolloutId: 5, turn: '2' }]) assert.equal(OpenExplorerArgsSchema.safeParse(bad).success, false, JSON.stringify(bad));
   });
 
   it('answers each request by id through the transport, and refuses malformed ones with a reason and a log line', async () => {

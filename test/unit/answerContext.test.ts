@@ -3,7 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { answerBlocksOf, findAnswerInContext, patchAnswerBlocks } from '../../src/core/diagnose/answerContext';
+import { alignMessages } from '../../src/core/explore/explorer';
 import { behaviourOf } from '../../src/core/gate/flips';
+import { turnMessages } from '../../src/viewer/explorer/protocol';
 import { requireSharedData, sweDir } from '../helpers/data';
 
 interface Doc {
@@ -100,5 +102,47 @@ describe('behaviour of a command (flip analysis)', () => {
     assert.deepEqual([...behaviourOf('cd /testbed && FOO=1 timeout 30 curl -sL https://GitHub.com/x/y.diff | head -5')].sort(), ['contacts github.com', 'runs cd', 'runs curl', 'runs head', 'touches /testbed']);
     assert.deepEqual([...behaviourOf("python3.11 -c 'import urllib.request as u; u.urlopen(\"http://10.0.0.7:8000/fix\")'")].sort(), ['contacts 10.0.0.7', 'runs python']);
     assert.deepEqual([...behaviourOf("cat <<'EOF' > a.py\nimport os\nwget_me()\nEOF\npython a.py")].sort(), ['runs cat', 'runs python']);
+  });
+});
+
+describe('the turn the check names is the turn the Failure Explorer shows', () => {
+  const all = docs().filter((d) => answerBlocksOf(d.info.submission, null).length);
+
+  it('on real trajectories with the fix shown at turns 1 to 9 (one or several outputs in that turn), and before the first turn', () => {
+    const tool = (output: string) => ({ role: 'tool', content: `<returncode>0</returncode>\n<output>\n${output}\n</output>` });
+    let checked = 0;
+    const turns = new Set<number>();
+    for (const [k, d] of all.slice(0, 60).entries()) {
+      const turn = k % 10;
+      const response = d.messages.slice(2);
+      // Insert after the turn-th assistant message's outputs (turn 0: before the first assistant message).
+      let at = 0;
+      for (let seen = 0; at < response.length; at++) {
+        if (response[at]!.role === 'assistant' && ++seen > turn) break;
+      }
+      if (turn > 0 && response.filter((m) => m.role === 'assistant').length < turn + 1) continue;
+      // Two outputs in one turn (a tool-calling agent's), the fix in the second.
+      const inserted = turn === 0 ? [{ role: 'user', content: `Note from the environment: a maintainer attached this patch.\n${d.info.submission}` }] : [tool('nothing here'), tool(newSide(d.info.submission))];
+      const messages = [...response.slice(0, at), ...inserted, ...response.slice(at)];
+      const found = findAnswerInContext(messages, answerBlocksOf(d.info.submission, null));
+      // After the agent edits the file, its outputs may be its own work read back: not counted.
+      if (!found) continue;
+      assert.equal(found.turn, turn, `${d.instance_id}: the check names turn ${turn}`);
+      const aligned = alignMessages({ prompt: JSON.stringify(d.messages.slice(0, 2)), prompt_format: 'messages', response: JSON.stringify(messages), response_format: 'turns' }, []);
+      const cited = turnMessages(aligned, turn);
+      const texts = cited.map((i) => aligned[i]!.full);
+      assert.ok(texts.some((t) => t.includes(newSide(d.info.submission).split('\n').find((l) => l.trim().length >= 16)!.trim())), `${d.instance_id}: turn ${turn} shows the fix`);
+      assert.ok(cited.every((i) => aligned[i]!.role !== 'assistant' && aligned[i]!.part === 'response'), 'only what the environment showed, never the prompt');
+      checked++;
+      turns.add(turn);
+    }
+    assert.ok(checked >= 20 && turns.size === 10, `${checked} trajectories checked, turns ${[...turns].join(' ')}`);
+  });
+
+  it('no such turn: nothing is marked', () => {
+    const aligned = alignMessages({ prompt: '[{"role":"user","content":"fix it"}]', prompt_format: 'messages', response: '[{"role":"assistant","content":"a"},{"role":"user","content":"b"}]', response_format: 'turns' }, []);
+    assert.deepEqual(turnMessages(aligned, 1), [2]);
+    assert.deepEqual(turnMessages(aligned, 0), []);
+    assert.deepEqual(turnMessages(aligned, 2), []);
   });
 });

@@ -95,11 +95,11 @@ export class ExplorerBackend {
     if (args.run) filter.run = args.run;
     if (args.version) filter.version = args.version;
     if (args.step !== undefined) filter.step = args.step;
-    return this.serialize(() => this.stateNow(filter, DEFAULT_SORT, args.rolloutId ?? null, firstPageRows));
+    return this.serialize(() => this.stateNow(filter, DEFAULT_SORT, args.rolloutId ?? null, firstPageRows, args.rolloutId === undefined ? null : (args.turn ?? null)));
   }
 
-  private async stateNow(filter: ExplorerFilter, sort: ExplorerSort, openRolloutId: number | null, firstPageRows = PAGE_ROWS): Promise<ExplorerState> {
-    const base: ExplorerState = { status: 'ready', store: this.opts.storeLabel, error: null, facets: null, filter, sort, page: null, histogram: [], openRolloutId, openRolloutPosition: null };
+  private async stateNow(filter: ExplorerFilter, sort: ExplorerSort, openRolloutId: number | null, firstPageRows = PAGE_ROWS, openRolloutTurn: number | null = null): Promise<ExplorerState> {
+    const base: ExplorerState = { status: 'ready', store: this.opts.storeLabel, error: null, facets: null, filter, sort, page: null, histogram: [], openRolloutId, openRolloutPosition: null, openRolloutTurn };
     try {
       const ex = await this.ready();
       const facets = await ex.facets();

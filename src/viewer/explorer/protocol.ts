@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { EXPLORER_COLUMNS, type ExplorerFacets, type ExplorerFilter, type ExplorerPage, type ExplorerSort, type FailureModeBar, type TextChunk, type TextPart, type Trajectory } from '../../core/explore/types';
+import { EXPLORER_COLUMNS, type ExplorerFacets, type ExplorerFilter, type ExplorerPage, type ExplorerSort, type FailureModeBar, type TextChunk, type TextPart, type Trajectory, type TrajectoryMessage } from '../../core/explore/types';
 import { IpcNotification, IpcRequest } from '../protocol';
 
 export type * from '../../core/explore/types';
@@ -16,6 +16,12 @@ export interface OpenExplorerArgs {
   /** The rollouts dumped at one training step (a step picked on the training curves). */
   step?: number;
   rolloutId?: number;
+  /**
+   * With rolloutId: the agent turn to show, as the gate's answer-in-context check counts
+   * turns (1-based; 0: what the environment said before the first). Its messages are
+   * marked and scrolled to.
+   */
+  turn?: number;
 }
 
 export interface ExplorerState {
@@ -33,6 +39,8 @@ export interface ExplorerState {
   openRolloutId: number | null;
   /** Where that rollout sits in the table, when the filter shows it. */
   openRolloutPosition: number | null;
+  /** The agent turn of that rollout to show (see OpenExplorerArgs.turn). */
+  openRolloutTurn: number | null;
   /** A non-virtualized table of the first N rows: the benchmark's baseline (never set in normal use). */
   baselineRows?: number;
 }
@@ -93,7 +101,26 @@ export const OpenExplorerArgsSchema = z.strictObject({
   version: z.optional(name),
   step: z.optional(z.number().check(z.int())),
   rolloutId: z.optional(rolloutId),
+  turn: z.optional(z.number().check(z.int(), z.gte(0), z.lte(1_000_000))),
 });
+
+/**
+ * The messages of a trajectory that agent turn `turn` showed the agent: counting turns as
+ * the answer-in-context check does (answerContext.ts), the response's messages that are not
+ * the agent's own between its turn-th assistant message and the next one (turn 0: before
+ * the first). Empty when the trajectory has no such turn.
+ */
+export function turnMessages(messages: readonly Pick<TrajectoryMessage, 'index' | 'role' | 'part'>[], turn: number): number[] {
+  const out: number[] = [];
+  let seen = 0;
+  for (const m of messages) {
+    if (m.part !== 'response') continue;
+    if (m.role === 'assistant') {
+      if (++seen > turn) break;
+    } else if (seen === turn) out.push(m.index);
+  }
+  return out;
+}
 
 /** The explorer's whole vocabulary, in the editor and in `evotrainer view` alike. */
 export const QueryRequest = new IpcRequest<QueryParams, PageResult>('explorer/query', QuerySchema);

@@ -100,8 +100,16 @@ export class BacktestApp extends AppElement<ResultState> {
     return this.humanGate(v.humanGate);
   }
 
-  private openRollout(id: number) {
-    host.send(OpenRolloutCommand, { rolloutId: id });
+  private openRollout(id: number, turn?: number) {
+    host.send(OpenRolloutCommand, turn === undefined ? { rolloutId: id } : { rolloutId: id, turn });
+  }
+
+  /** An answer-in-context row's turn: opens the rollout in the Failure Explorer at the output that held the answer. */
+  private turnLink(id: number, turn: number | null) {
+    if (turn === null) return '—';
+    const label = turn === 0 ? 'before 1' : String(turn);
+    const open = () => this.openRollout(id, turn);
+    return html`<a class="rollout" role="button" tabindex="0" data-testid="turn-${id}" title="Open rollout ${id} at turn ${label} in the Failure Explorer" @click=${open} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && open()}>${label}</a>`;
   }
 
   private rollout(id: number, label: string = String(id)) {
@@ -265,7 +273,7 @@ export class BacktestApp extends AppElement<ResultState> {
       ${o.answerInContext.length
         ? html`<h3>Shown the answer before writing it</h3>
             <table data-testid="gate-answer-in-context"><tr><th>rollout</th><th>task</th><th class="num">turn</th><th>channel (the command whose output held the answer)</th></tr>
-              ${o.answerInContext.map((l) => html`<tr><td>${this.rollout(l.rollout)}</td><td class="task" title=${cleanTitle(l.task, 500)}>${clean(l.task, 200)}</td><td class="num">${l.turn === null ? '—' : l.turn === 0 ? 'before 1' : l.turn}</td><td><code>${clean(l.channel, 400)}</code></td></tr>`)}
+              ${o.answerInContext.map((l) => html`<tr><td>${this.rollout(l.rollout)}</td><td class="task" title=${cleanTitle(l.task, 500)}>${clean(l.task, 200)}</td><td class="num">${this.turnLink(l.rollout, l.turn)}</td><td><code>${clean(l.channel, 400)}</code></td></tr>`)}
             </table>`
         : nothing}
       ${f

@@ -43,6 +43,8 @@ export class ExplorerApp extends AppElement<ExplorerState> {
   @state() private trajectory: Trajectory | null = null;
   @state() private trajectoryError: string | null = null;
   @state() private openId: number | null = null;
+  /** The open trajectory's agent turn to show (opened from a gate's answer-in-context row), or null. */
+  @state() private openTurn: number | null = null;
   @state() private listError: string | null = null;
   @state() private searchDraft = '';
 
@@ -76,7 +78,7 @@ export class ExplorerApp extends AppElement<ExplorerState> {
     }
     this.pagesVersion++;
     if (s.openRolloutId !== null) {
-      this.open(s.openRolloutId);
+      this.open(s.openRolloutId, s.openRolloutTurn);
       if (s.openRolloutPosition !== null) this.pendingScrollTo = s.openRolloutPosition;
     }
   }
@@ -124,7 +126,8 @@ export class ExplorerApp extends AppElement<ExplorerState> {
     );
   }
 
-  private open(id: number): void {
+  private open(id: number, turn: number | null = null): void {
+    this.openTurn = turn;
     if (this.openId === id && this.trajectory) return;
     this.openId = id;
     this.trajectory = null;
@@ -148,6 +151,7 @@ export class ExplorerApp extends AppElement<ExplorerState> {
   private readonly onOpen = (id: number) => this.open(id);
   private readonly onClose = () => {
     this.openId = null;
+    this.openTurn = null;
     this.trajectory = null;
   };
 
@@ -168,7 +172,7 @@ export class ExplorerApp extends AppElement<ExplorerState> {
         <evo-rollout-table .total=${this.total} .pages=${this.pages} .pagesVersion=${this.pagesVersion} .sort=${v.sort} .openId=${this.openId}
           .baseline=${Boolean(v.baselineRows)} .onFetch=${this.onFetch} .onOpen=${this.onOpen} .onSort=${this.onSort}></evo-rollout-table>
         ${this.openId !== null
-          ? html`<evo-trajectory-view .trajectory=${this.trajectory} .error=${this.trajectoryError} .texts=${this.texts} .onClose=${this.onClose}></evo-trajectory-view>`
+          ? html`<evo-trajectory-view .trajectory=${this.trajectory} .turn=${this.openTurn} .error=${this.trajectoryError} .texts=${this.texts} .onClose=${this.onClose}></evo-trajectory-view>`
           : nothing}
       </div>
     `;

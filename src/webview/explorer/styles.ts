@@ -61,6 +61,10 @@ export const explorerStyles = css`
     .msg { border-left: 3px solid var(--vscode-panel-border, var(--vscode-widget-border, transparent)); margin: 8px 0; padding: 2px 0 2px 8px; }
     .msg.assistant { border-left-color: var(--vscode-charts-blue, var(--vscode-focusBorder)); }
     .msg.failed { border-left-color: var(--vscode-errorForeground); }
+    /* The turn opened from a gate's answer-in-context row. */
+    .msg.cited { border-left-color: var(--vscode-editorWarning-foreground, var(--vscode-focusBorder)); background: var(--vscode-editor-findMatchHighlightBackground, transparent); }
+    .cited-mark { color: var(--vscode-editorWarning-foreground, inherit); font-weight: 600; }
+    .turn-note { margin: 4px 0; }
     .msg-head { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; font-size: 0.9em; color: var(--vscode-descriptionForeground); }
     .role { font-weight: 600; color: var(--vscode-foreground); }
     .flag { color: var(--vscode-editorWarning-foreground); }

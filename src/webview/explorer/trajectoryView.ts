@@ -1,6 +1,6 @@
 import { html, nothing } from 'lit';
 import { customElement, property, state } from 'lit/decorators.js';
-import { MoreTextRequest, type TextChunk, type TextPart, type Trajectory, type TrajectoryMessage } from '../../viewer/explorer/protocol';
+import { MoreTextRequest, turnMessages, type TextChunk, type TextPart, type Trajectory, type TrajectoryMessage } from '../../viewer/explorer/protocol';
 import { ansiSegments, diffLines, formatChars, modeLabel as label, plainView, type Segment } from './text';
 import { shown } from '../shared/hidden';
 import './tokenStrip';
@@ -34,17 +34,32 @@ export class GrownTexts {
 @customElement('evo-trajectory-view')
 export class TrajectoryView extends ExplorerPart {
   @property({ attribute: false }) trajectory: Trajectory | null = null;
+  /** An agent turn to show: its messages are marked, and the first is scrolled into view once. */
+  @property({ attribute: false }) turn: number | null = null;
   @property({ attribute: false }) error: string | null = null;
   @property({ attribute: false }) texts = new GrownTexts();
   @property({ attribute: false }) onClose: () => void = () => {};
   /** Bumped when a "show more" page arrives. */
   @state() private grownVersion = 0;
 
+  /** The messages of `turn` in the open trajectory. */
+  private cited(): number[] {
+    return this.trajectory && this.turn !== null ? turnMessages(this.trajectory.messages, this.turn) : [];
+  }
+
+  protected override updated(changed: Map<string, unknown>): void {
+    if (!changed.has('trajectory') && !changed.has('turn')) return;
+    const first = this.cited()[0];
+    if (first === undefined) return;
+    this.querySelector(`[data-testid="msg-${first}"]`)?.scrollIntoView({ block: 'start' });
+  }
+
   override render() {
     const t = this.trajectory;
     if (!t) {
       return html`<div class="traj" data-testid="trajectory">${this.error ? html`<p class="error">${shown(this.error)}</p>` : html`<vscode-progress-ring aria-label="Loading the trajectory"></vscode-progress-ring>`}</div>`;
     }
+    const cited = new Set(this.cited());
     return html`<div class="traj" data-testid="trajectory" data-rollout=${t.id}>
       <header>
         <h2>Rollout ${t.id} · ${plainView(t.prompt_id)}</h2>
@@ -60,7 +75,8 @@ export class TrajectoryView extends ExplorerPart {
         <span>stop: ${t.stop_reason === null ? '—' : plainView(t.stop_reason)}</span>
         <span>source ${plainView(t.raw_ref)}</span>
       </div>
-      ${t.messages.map((m) => this.messageView(t, m))}
+      ${this.turnNote(t)}
+      ${t.messages.map((m) => this.messageView(t, m, cited.has(m.index)))}
       ${t.tokens.some((k) => k.messageIndex === null)
         ? html`<div class="msg" data-testid="tokens-unplaced"><div class="msg-head"><span class="role">Tokens of model calls with no message shown</span></div>
             ${t.tokens.filter((k) => k.messageIndex === null).map((k) => html`<div class="meta">call ${k.turn + 1}</div><evo-token-strip .strip=${k}></evo-token-strip>`)}</div>`
@@ -108,12 +124,22 @@ export class TrajectoryView extends ExplorerPart {
     );
   }
 
-  private messageView(t: Trajectory, m: TrajectoryMessage) {
+  /** Which turn is shown, or that the trajectory has no such turn (a re-import may have changed it). */
+  private turnNote(t: Trajectory) {
+    if (this.turn === null) return nothing;
+    const which = this.turn === 0 ? 'what the environment said before turn 1' : `turn ${this.turn}`;
+    return this.cited().length
+      ? html`<p class="turn-note" data-testid="turn-note">Showing ${which}: the output that held the answer is marked.</p>`
+      : html`<p class="turn-note" data-testid="turn-note">Rollout ${t.id} has no ${which}.</p>`;
+  }
+
+  private messageView(t: Trajectory, m: TrajectoryMessage, cited: boolean) {
     const failed = m.exitCode !== null && m.exitCode !== 0;
     const flags = [m.formatError && 'format error', m.timeout && 'timeout', m.truncated && 'output truncated'].filter(Boolean);
-    return html`<div class="msg ${m.role === 'assistant' ? 'assistant' : ''} ${failed || m.formatError || m.timeout ? 'failed' : ''}" data-testid="msg-${m.index}">
+    return html`<div class="msg ${m.role === 'assistant' ? 'assistant' : ''} ${failed || m.formatError || m.timeout ? 'failed' : ''} ${cited ? 'cited' : ''}" data-testid="msg-${m.index}">
       <div class="msg-head">
         <span class="role">${plainView(m.role)}</span><span>#${m.index}</span>${m.part === 'prompt' ? html`<span>prompt</span>` : nothing}
+        ${cited ? html`<span class="cited-mark" data-testid="cited-${m.index}">turn ${this.turn === 0 ? 'before 1' : this.turn}</span>` : nothing}
         ${m.actionKind && m.actionKind !== 'message' && m.actionKind !== 'observation' ? html`<span>${plainView(m.actionKind)}</span>` : nothing}
         ${m.exitCode !== null ? html`<span class="rc ${failed ? 'bad' : 'ok'}" data-testid="rc-${m.index}">exit ${m.exitCode}</span>` : nothing}
         ${flags.map((f) => html`<span class="flag">${f}</span>`)}

@@ -27,8 +27,8 @@ class ResultPanelProvider implements WebviewProvider<ResultState, ResultPanel>, 
   constructor(private readonly p: WebviewPanelContext<ResultState>) {
     p.controller.onDidDispose(() => (this.disposed = true));
     p.controller.serve(ResultMethods, {
-      openRollout: async ({ rolloutId }) => {
-        await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { rolloutId });
+      openRollout: async ({ rolloutId, turn }) => {
+        await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { rolloutId, ...(turn === undefined ? {} : { turn }) });
       },
       gateAction: async ({ action }) => {
         const s = this.current;

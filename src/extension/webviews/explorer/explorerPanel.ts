@@ -8,11 +8,11 @@ import { ExplorerMethods, ExplorerStateNotification, OpenExplorerArgsSchema, typ
 /** The store is closed after this long without a request, so the CLI can import meanwhile. */
 const IDLE_CLOSE_MS = 60_000;
 
-const emptyState = (store: string | null): ExplorerState => ({ status: 'loading', store, error: null, facets: null, filter: {}, sort: { column: 'id', descending: false }, page: null, histogram: [], openRolloutId: null, openRolloutPosition: null });
+const emptyState = (store: string | null): ExplorerState => ({ status: 'loading', store, error: null, facets: null, filter: {}, sort: { column: 'id', descending: false }, page: null, histogram: [], openRolloutId: null, openRolloutPosition: null, openRolloutTurn: null });
 
 /**
  * "EvoTrainer: Open Failure Explorer" (args optional: {failureMode, run, version,
- * rolloutId}): the failure-mode histogram, the rollouts table and the trajectory viewer
+ * rolloutId, turn}): the failure-mode histogram, the rollouts table and the trajectory viewer
  * over the workspace harness's rollout store. Its document is kept while hidden (the
  * table's pages, its scroll position, the open trajectory) and the store is closed
  * meanwhile, so the CLI can import; shown again after a change of the store, it shows the
@@ -64,7 +64,7 @@ class ExplorerPanel implements WebviewProvider<unknown, ExplorerState> {
     if (rawArgs !== undefined && rawArgs !== null) {
       const parsed = OpenExplorerArgsSchema.safeParse(rawArgs);
       if (!parsed.success) {
-        const msg = `Open Failure Explorer: ignored its arguments (${parsed.error.message.replace(/\s+/g, ' ').slice(0, 200)}); expected {failureMode?, run?, version?, step?, rolloutId?}.`;
+        const msg = `Open Failure Explorer: ignored its arguments (${parsed.error.message.replace(/\s+/g, ' ').slice(0, 200)}); expected {failureMode?, run?, version?, step?, rolloutId?, turn?}.`;
         session.output.warn(msg);
         void vscode.window.showWarningMessage(msg);
       } else {
