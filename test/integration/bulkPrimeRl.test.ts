@@ -31,7 +31,8 @@ function trace(i: number, over: Record<string, string> = {}): string {
     is_truncated: 'false',
     metrics: `{"correct_answer": ${right ? '1.0' : '0.0'}, "format_reward": ${i % 5 === 0 ? 'NaN' : '1.0'}, "used_tool": ${i % 2 === 0 ? 'true' : 'false'}, "length_penalty": ${i % 7 === 0 ? 'null' : '-0.125'}}`,
     answer: i % 4 === 3 ? '""' : '"72"',
-    info: i % 2 ? '{}' : `{"difficulty": 0.5, "tags": ["arith", "word"], "source": {"split": "train", "row": ${i}}, "note": null}`,
+    // Whole floats before `,` `}` and `]` (Python writes 1.0; JavaScript 1), in lists and nested objects.
+    info: i % 2 ? '{}' : `{"difficulty": 0.5, "tags": ["arith", "word"], "source": {"split": "train", "row": ${i}}, "note": null, "scores": [1.0, 2.5, ${i}.0], "grid": [[0.0], {"k": 4.0}]}`,
     error: 'null',
     stop_condition: i % 6 === 0 ? '"max_turns_reached"' : '"completed"',
     token_usage: `{"input_tokens": 61.0, "output_tokens": ${20 + i}.0}`,
@@ -118,6 +119,8 @@ describe('prime-rl bulk import (real DuckDB, real files)', () => {
     assert.match(String(r.extra), /"timing":\{"start_time":1767225601\.\d+,"generation_ms":813,"scoring_ms":3\.5/);
     assert.equal(r.reward_components, '{"correct_answer":1,"format_reward":1,"used_tool":0,"length_penalty":-0.125}');
     assert.ok(bulk.rows.some((row) => row.errors === '["SandboxError: timed out after 30s \\"x\\""]'));
+    const withLists = bulk.rows.find((row) => String(row.raw_ref).endsWith('step_1/train/all/traces.jsonl:3'))!;
+    assert.match(String(withLists.extra), /"scores":\[1,2\.5,2\],"grid":\[\[0\],\{"k":4\}\]/);
   });
 
   it('streams a file whose records it cannot map exactly, with the rows the streaming path gives', async () => {

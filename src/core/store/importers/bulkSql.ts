@@ -31,11 +31,13 @@ export function differsFromJs(text: string, numbers: boolean): string {
  * `text` (JSON as DuckDB writes it, see differsFromJs) with whole numbers written `N.0` (as
  * DuckDB writes a whole double) written as JavaScript writes them, `N`. DuckDB writes the
  * shortest text that reads back as the same double, so a whole number ends in exactly `.0`
- * and only a number puts `.0` before `,` `}` or `]` outside strings: plain replacements,
- * no regular expression (a string holding such text is reported by differsFromJs(text, true)).
+ * and only a number puts `.0` before `,` `}` or `]` outside strings: each `.0` before one of
+ * them goes (a string holding such text is reported by differsFromJs(text, true)). One
+ * pass of the regular expression: DuckDB's replace() copies the text per pattern, and three
+ * of them cost 2.7 times this one (prime-rl's extra, 20,000 rows).
  */
 export function wholeNumbersAsJs(text: string): string {
-  return `replace(replace(replace(${text}, '.0,', ','), '.0}', '}'), '.0]', ']')`;
+  return `regexp_replace(${text}, '\\.0([,}\\]])', '\\1', 'g')`;
 }
 
 /**
