@@ -406,6 +406,9 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     assert.deepEqual(csp, [], 'no CSP violation in the gate result or the Failure Explorer');
     await palette('View: Close All Editors');
     await quiet();
+    // Decided, as the gate said (an undecided evaluated version would wait for a person in the evolution round below).
+    const rejected = spawnSync(process.execPath, [bin, 'reject', v4, '--reason', 'gate: leak (answer_in_context_share)'], { cwd: workspace, encoding: 'utf8' });
+    assert.equal(rejected.status, 0, rejected.stderr);
   }));
 
   it('the walkthrough marks backtest and gate done once the user has done them; it reads at a narrow width', () => withScreenshot(page, 'walkthrough-done', async () => {

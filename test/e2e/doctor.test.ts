@@ -168,6 +168,27 @@ describe('real VS Code (code-server in Chromium)', () => {
     assert.deepEqual(csp, []);
   }));
 
+  it('the Health panel names the rollouts a leak metric saw, and one opens in the Failure Explorer', () => withScreenshot(page, 'health-leaks', async () => {
+    const frame = await findFrame(page, '[data-testid="leaks-git_history_share"]', 30_000);
+    // The two honest trajectories that ran git log (the warning above), named with their task.
+    const leaks = frame.locator('[data-testid="leaks-git_history_share"] .leak');
+    assert.equal(await leaks.count(), 2);
+    for (const text of await leaks.allInnerTexts()) assert.match(text, /^rollout \d+ \([\w.-]+__[\w.-]+\): git history \(log\/show\/blame…\)$/);
+    assert.equal(await frame.locator('[data-testid="leaks-answer_in_context_share"]').count(), 0, 'no trajectory was shown its answer');
+    await page.screenshot({ path: path.join(resultsDir, 'health-leaks.png') });
+    const link = frame.locator('[data-testid="leaks-git_history_share"] a[data-testid^="leak-rollout-"]').first();
+    const id = (await link.getAttribute('data-testid'))!.slice('leak-rollout-'.length);
+    await link.click();
+    const explorer = await findFrame(page, `[data-testid="trajectory"][data-rollout="${id}"]`, 120_000);
+    const traj = explorer.locator(`[data-testid="trajectory"][data-rollout="${id}"]`);
+    await traj.locator('[data-testid="msg-0"]').waitFor({ timeout: 30_000 });
+    const commands = await traj.locator('pre.cmd').allInnerTexts();
+    assert.ok(commands.some((c) => /\bgit (log|show|blame)\b/.test(c)), `rollout ${id} reads git history: ${commands.slice(0, 5).join(' | ')}`);
+    assert.deepEqual(csp, []);
+    // The explorer holds the store while shown: closed before the commands below read it.
+    await runCommand(page, 'View: Close All Editors');
+  }));
+
   it('"Set LLM API Key" keeps the key in secret storage, and "Judge Rollouts…" sends it while judging a sample', () => withScreenshot(page, 'judge', async () => {
     await runCommand(page, 'EvoTrainer: Set LLM API Key');
     // The palette's input gives way to the key prompt: a password box (the key is never shown).

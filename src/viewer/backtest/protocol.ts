@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { OpenRolloutParamsSchema, type OpenRolloutParams } from '../explorer/protocol';
 import { IpcCommand, IpcNotification } from '../protocol';
 
 /**
@@ -114,10 +115,7 @@ export type ResultState =
 
 export const DidChangeResultNotification = new IpcNotification<ResultState>('result/didChangeState');
 /** Opens the Failure Explorer at one rollout (a flipped task's, an ordering example's), at one of its agent turns when given (where the answer was shown). */
-export const OpenRolloutCommand = new IpcCommand<{ rolloutId: number; turn?: number }>(
-  'result/openRollout',
-  z.strictObject({ rolloutId: z.number().check(z.int(), z.minimum(0)), turn: z.optional(z.number().check(z.int(), z.minimum(0), z.maximum(1_000_000))) }),
-);
+export const OpenRolloutCommand = new IpcCommand<OpenRolloutParams>('result/openRollout', OpenRolloutParamsSchema);
 /** Acts on a gate result: promote, reject (asks why), or open the version's evidence. */
 export const GateActionCommand = new IpcCommand<{ action: 'promote' | 'reject' | 'evidence' }>('result/gateAction', z.strictObject({ action: z.enum(['promote', 'reject', 'evidence']) }));
 /** What the page asks the result panel: its method map. */

@@ -104,6 +104,13 @@ export const OpenExplorerArgsSchema = z.strictObject({
   turn: z.optional(z.number().check(z.int(), z.gte(0), z.lte(1_000_000))),
 });
 
+/** A page's request to open one rollout in the Failure Explorer, at one of its agent turns when given (see OpenExplorerArgs.turn). */
+export interface OpenRolloutParams {
+  rolloutId: number;
+  turn?: number;
+}
+export const OpenRolloutParamsSchema = z.strictObject({ rolloutId, turn: z.optional(z.number().check(z.int(), z.gte(0), z.lte(1_000_000))) });
+
 /**
  * The messages of a trajectory that agent turn `turn` showed the agent: counting turns as
  * the answer-in-context check does (answerContext.ts), the response's messages that are not

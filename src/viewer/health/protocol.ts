@@ -1,6 +1,7 @@
 import * as z from 'zod/mini';
 import type { HealthReport } from '../../core/diagnose/health';
 import type { Finding } from '../../core/model';
+import { OpenRolloutParamsSchema, type OpenRolloutParams } from '../explorer/protocol';
 import { IpcCommand, IpcNotification } from '../protocol';
 
 export type { HealthReport, MetricResult } from '../../core/diagnose/health';
@@ -46,5 +47,7 @@ export const DidChangeHealthNotification = new IpcNotification<HealthState>('hea
 export const RefreshHealthCommand = new IpcCommand<void>('health/refresh', null);
 /** Recompute for another scope (a key of `HealthState.scopes`). */
 export const SetHealthScopeCommand = new IpcCommand<{ scope: string }>('health/setScope', z.strictObject({ scope: z.string().check(z.maxLength(1000)) }));
+/** Opens the Failure Explorer at a rollout a leak metric saw (at the turn that showed it the answer, when known). */
+export const OpenHealthRolloutCommand = new IpcCommand<OpenRolloutParams>('health/openRollout', OpenRolloutParamsSchema);
 /** What the page asks the health panel: its method map. */
-export const HealthMethods = { refresh: RefreshHealthCommand, setScope: SetHealthScopeCommand };
+export const HealthMethods = { refresh: RefreshHealthCommand, setScope: SetHealthScopeCommand, openRollout: OpenHealthRolloutCommand };

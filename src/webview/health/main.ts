@@ -5,7 +5,7 @@ import '@vscode-elements/elements/dist/vscode-single-select/index.js';
 import '@vscode-elements/elements/dist/vscode-option/index.js';
 import { css, html, nothing } from 'lit';
 import { customElement } from 'lit/decorators.js';
-import { DidChangeHealthNotification, RefreshHealthCommand, SetHealthScopeCommand, type HealthState, type MetricResult } from '../../viewer/health/protocol';
+import { DidChangeHealthNotification, OpenHealthRolloutCommand, RefreshHealthCommand, SetHealthScopeCommand, type HealthState, type MetricResult } from '../../viewer/health/protocol';
 import { AppElement, appStyles, host } from '../shared/app';
 import { cssProps } from '../shared/style';
 import { markHidden, shown } from '../shared/hidden';
@@ -51,10 +51,30 @@ export class HealthApp extends AppElement<HealthState> {
     .scope { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin: 4px 0 8px; }
     .scope .label { font-weight: 600; }
     .scope vscode-single-select { min-width: 220px; max-width: 100%; }
+    .leaks { margin: 2px 0 6px 10px; font-size: 0.9em; }
+    .leak { overflow-wrap: anywhere; }
+    .leak code { font-family: var(--vscode-editor-font-family, monospace); }
+    a.open { cursor: pointer; color: var(--vscode-textLink-foreground); }
+    a.open:hover, a.open:focus { color: var(--vscode-textLink-activeForeground); text-decoration: underline; }
     `,
   ];
 
 
+
+  /** The rollouts a leak metric saw (the first few), each opening in the Failure Explorer, at the turn that showed the answer when known. */
+  private leaks(m: MetricResult) {
+    if (!m.leaks?.length) return nothing;
+    const link = (label: string, title: string, rolloutId: number, turn: number | null, testid: string) => {
+      const open = () => host.send(OpenHealthRolloutCommand, turn === null ? { rolloutId } : { rolloutId, turn });
+      return html`<a class="open" role="button" tabindex="0" data-testid=${testid} title=${title} @click=${open} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && open()}>${label}</a>`;
+    };
+    return html`<div class="leaks" data-testid="leaks-${m.name}">
+      ${m.leaks.map((l) => {
+        const turn = l.turn === null ? null : l.turn === 0 ? 'before turn 1' : `turn ${l.turn}`;
+        return html`<div class="leak">${link(`rollout ${l.rollout}`, `Open rollout ${l.rollout} in the Failure Explorer`, l.rollout, null, `leak-rollout-${l.rollout}`)} <span class="meta">(${shown(l.prompt)})</span>${turn === null ? nothing : html`, ${link(turn, `Open rollout ${l.rollout} at ${turn} in the Failure Explorer`, l.rollout, l.turn, `leak-turn-${l.rollout}`)}`}: <code>${shown(l.channel)}</code></div>`;
+      })}
+    </div>`;
+  }
 
   override render() {
     const { status, report, findings, failureModes, problems, error, store } = this.view;
@@ -108,7 +128,7 @@ export class HealthApp extends AppElement<HealthState> {
             <h2>${d.replace('_', ' ')}</h2>
             ${ms.map((m) => html`<div class="row ${m.status === 'n/a' ? 'na' : m.status}" title=${markHidden(m.description)} data-testid="metric-${m.name}" data-status=${m.status}>
               <span class="name">${shown(m.name.replace(/_/g, ' '))}</span><span class="value">${show(m)}</span>
-            </div>`)}
+            </div>${this.leaks(m)}`)}
           </div>`;
         })}
       </div>

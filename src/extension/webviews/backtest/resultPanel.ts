@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { markHidden } from '../../../core/util/hidden';
+import { openRolloutInExplorer } from '../../explorer/register';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import { DidChangeResultNotification, ResultMethods, type ResultState } from '../../../viewer/backtest/protocol';
 
@@ -27,9 +28,7 @@ class ResultPanelProvider implements WebviewProvider<ResultState, ResultPanel>, 
   constructor(private readonly p: WebviewPanelContext<ResultState>) {
     p.controller.onDidDispose(() => (this.disposed = true));
     p.controller.serve(ResultMethods, {
-      openRollout: async ({ rolloutId, turn }) => {
-        await vscode.commands.executeCommand('evotrainer.openFailureExplorer', { rolloutId, ...(turn === undefined ? {} : { turn }) });
-      },
+      openRollout: (params) => openRolloutInExplorer(params),
       gateAction: async ({ action }) => {
         const s = this.current;
         if (s.status !== 'done' || s.kind !== 'gate') return;

@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
 import { loadHealth } from '../../views/data';
+import { openRolloutInExplorer } from '../../explorer/register';
 import type { WebviewFeature, WebviewPanelContext, WebviewProvider } from '../host';
 import type { WebviewController } from '../webviewController';
 import { DidChangeHealthNotification, HealthMethods, type HealthState } from '../../../viewer/health/protocol';
@@ -32,6 +33,7 @@ class HealthPanel implements WebviewProvider<string | null, HealthState> {
         this.picked = scope;
         void this.recompute();
       },
+      openRollout: (params) => openRolloutInExplorer(params),
     });
   }
 
