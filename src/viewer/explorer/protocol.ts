@@ -69,6 +69,7 @@ export interface MoreTextParams {
 // What arrives is validated before anything runs: strings are bounded, numbers integral.
 const name = z.string().check(z.maxLength(500));
 const rolloutId = z.number().check(z.int(), z.gte(0));
+const turn = z.number().check(z.int(), z.gte(0), z.lte(1_000_000));
 const filter = z.strictObject({
   failureMode: z.optional(name),
   run: z.optional(name),
@@ -101,7 +102,7 @@ export const OpenExplorerArgsSchema = z.strictObject({
   version: z.optional(name),
   step: z.optional(z.number().check(z.int())),
   rolloutId: z.optional(rolloutId),
-  turn: z.optional(z.number().check(z.int(), z.gte(0), z.lte(1_000_000))),
+  turn: z.optional(turn),
 });
 
 /** A page's request to open one rollout in the Failure Explorer, at one of its agent turns when given (see OpenExplorerArgs.turn). */
@@ -109,7 +110,7 @@ export interface OpenRolloutParams {
   rolloutId: number;
   turn?: number;
 }
-export const OpenRolloutParamsSchema = z.strictObject({ rolloutId, turn: z.optional(z.number().check(z.int(), z.gte(0), z.lte(1_000_000))) });
+export const OpenRolloutParamsSchema = z.strictObject({ rolloutId, turn: z.optional(turn) });
 
 /**
  * The messages of a trajectory that agent turn `turn` showed the agent: counting turns as

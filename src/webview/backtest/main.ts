@@ -4,6 +4,7 @@ import { css, html, nothing, svg, type TemplateResult } from 'lit';
 import { customElement } from 'lit/decorators.js';
 import { DidChangeResultNotification, GateActionCommand, OpenRolloutCommand, type BacktestView, type CheckRow, type GateView, type HowObtained, type HumanGateView, type Interval, type ResultState } from '../../viewer/backtest/protocol';
 import { AppElement, appStyles, host } from '../shared/app';
+import { actionLink } from '../shared/link';
 import { markHidden, shown } from '../shared/hidden';
 
 
@@ -108,12 +109,11 @@ export class BacktestApp extends AppElement<ResultState> {
   private turnLink(id: number, turn: number | null) {
     if (turn === null) return '—';
     const label = turn === 0 ? 'before 1' : String(turn);
-    const open = () => this.openRollout(id, turn);
-    return html`<a class="rollout" role="button" tabindex="0" data-testid="turn-${id}" title="Open rollout ${id} at turn ${label} in the Failure Explorer" @click=${open} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && open()}>${label}</a>`;
+    return actionLink({ label, title: `Open rollout ${id} at turn ${label} in the Failure Explorer`, testid: `turn-${id}`, className: 'rollout', onActivate: () => this.openRollout(id, turn) });
   }
 
   private rollout(id: number, label: string = String(id)) {
-    return html`<a class="rollout" role="button" tabindex="0" data-testid="rollout-${id}" title="Open rollout ${id} in the Failure Explorer" @click=${() => this.openRollout(id)} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && this.openRollout(id)}>${label}</a>`;
+    return actionLink({ label, title: `Open rollout ${id} in the Failure Explorer`, testid: `rollout-${id}`, className: 'rollout', onActivate: () => this.openRollout(id) });
   }
 
   private checks(rows: CheckRow[]) {

@@ -75,7 +75,7 @@ export class TrajectoryView extends ExplorerPart {
         <span>stop: ${t.stop_reason === null ? '—' : plainView(t.stop_reason)}</span>
         <span>source ${plainView(t.raw_ref)}</span>
       </div>
-      ${this.turnNote(t)}
+      ${this.turnNote(t, cited.size > 0)}
       ${t.messages.map((m) => this.messageView(t, m, cited.has(m.index)))}
       ${t.tokens.some((k) => k.messageIndex === null)
         ? html`<div class="msg" data-testid="tokens-unplaced"><div class="msg-head"><span class="role">Tokens of model calls with no message shown</span></div>
@@ -125,10 +125,10 @@ export class TrajectoryView extends ExplorerPart {
   }
 
   /** Which turn is shown, or that the trajectory has no such turn (a re-import may have changed it). */
-  private turnNote(t: Trajectory) {
+  private turnNote(t: Trajectory, found: boolean) {
     if (this.turn === null) return nothing;
     const which = this.turn === 0 ? 'what the environment said before turn 1' : `turn ${this.turn}`;
-    return this.cited().length
+    return found
       ? html`<p class="turn-note" data-testid="turn-note">Showing ${which}: the output that held the answer is marked.</p>`
       : html`<p class="turn-note" data-testid="turn-note">Rollout ${t.id} has no ${which}.</p>`;
   }

@@ -7,6 +7,7 @@ import { css, html, nothing } from 'lit';
 import { customElement } from 'lit/decorators.js';
 import { DidChangeHealthNotification, OpenHealthRolloutCommand, RefreshHealthCommand, SetHealthScopeCommand, type HealthState, type MetricResult } from '../../viewer/health/protocol';
 import { AppElement, appStyles, host } from '../shared/app';
+import { actionLink } from '../shared/link';
 import { cssProps } from '../shared/style';
 import { markHidden, shown } from '../shared/hidden';
 
@@ -64,10 +65,8 @@ export class HealthApp extends AppElement<HealthState> {
   /** The rollouts a leak metric saw (the first few), each opening in the Failure Explorer, at the turn that showed the answer when known. */
   private leaks(m: MetricResult) {
     if (!m.leaks?.length) return nothing;
-    const link = (label: string, title: string, rolloutId: number, turn: number | null, testid: string) => {
-      const open = () => host.send(OpenHealthRolloutCommand, turn === null ? { rolloutId } : { rolloutId, turn });
-      return html`<a class="open" role="button" tabindex="0" data-testid=${testid} title=${title} @click=${open} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && open()}>${label}</a>`;
-    };
+    const link = (label: string, title: string, rolloutId: number, turn: number | null, testid: string) =>
+      actionLink({ label, title, testid, className: 'open', onActivate: () => host.send(OpenHealthRolloutCommand, turn === null ? { rolloutId } : { rolloutId, turn }) });
     return html`<div class="leaks" data-testid="leaks-${m.name}">
       ${m.leaks.map((l) => {
         const turn = l.turn === null ? null : l.turn === 0 ? 'before turn 1' : `turn ${l.turn}`;

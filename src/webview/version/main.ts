@@ -4,6 +4,7 @@ import { css, html, nothing } from 'lit';
 import { customElement } from 'lit/decorators.js';
 import { DidChangeVersionNotification, OpenFileDiffCommand, RunVersionActionCommand, type VersionEvidenceState } from '../../viewer/version/protocol';
 import { AppElement, appStyles, host } from '../shared/app';
+import { actionLink } from '../shared/link';
 import { markHidden, shown } from '../shared/hidden';
 
 
@@ -96,7 +97,7 @@ export class VersionApp extends AppElement<VersionEvidenceState> {
               ${v.intervention.override ? html`<dt>single-factor override</dt><dd>${shown(v.intervention.override)}</dd>` : nothing}
             </dl>
             <div class="files" data-testid="version-files">
-              ${v.intervention.changedPaths.map((f) => html`<a role="button" tabindex="0" title=${markHidden(`Open the diff against ${v.parent}`)} @click=${() => host.send(OpenFileDiffCommand, { file: f })} @keydown=${(e: KeyboardEvent) => e.key === 'Enter' && host.send(OpenFileDiffCommand, { file: f })}>${shown(f)}</a>`)}
+              ${v.intervention.changedPaths.map((f) => actionLink({ label: shown(f), title: markHidden(`Open the diff against ${v.parent}`), onActivate: () => host.send(OpenFileDiffCommand, { file: f }) }))}
             </div>
           </section>`
         : nothing}
