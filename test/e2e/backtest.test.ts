@@ -203,6 +203,16 @@ describe('real VS Code: backtest, gate, pending gates', () => {
   }
   /** The frame of the result webview showing `title` (several can be open). */
   const resultFrame = (text: RegExp, timeoutMs = 240_000) => findFrame(page, `[data-testid="result-title"]:text-matches("${text.source}")`, timeoutMs);
+  /** "EvoTrainer: Gate Version" from the palette, on a clean editor area: the gate result, once it shows its decision. */
+  const gateFromPalette = async (id: string) => {
+    await palette('View: Close All Editors');
+    await quiet();
+    await palette('EvoTrainer: Gate Version');
+    await pickVersion(id, 'Version to judge');
+    const gate = await resultFrame(new RegExp(`^Gate ${id}`), 120_000);
+    await gate.locator('[data-testid="gate-decision"]').waitFor({ timeout: 30_000 });
+    return gate;
+  };
 
   /** The empty secondary side bar takes a third of the window: close it. */
   const closeSecondarySideBar = async () => {
@@ -344,12 +354,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
   }));
 
   it('gates a version with a declared bug class from the palette: REJECT, then rejects it from the result with the failing reasons', () => withScreenshot(page, 'gate-reject', async () => {
-    await palette('View: Close All Editors');
-    await quiet();
-    await palette('EvoTrainer: Gate Version');
-    await pickVersion(v3, 'Version to judge');
-    const gate = await resultFrame(new RegExp(`^Gate ${v3}`), 120_000);
-    await gate.locator('[data-testid="gate-decision"]').waitFor({ timeout: 30_000 });
+    const gate = await gateFromPalette(v3);
     assert.match(await gate.locator('[data-testid="gate-decision"]').innerText(), /^REJECT · 1 check\(s\) fail/);
     const checks = await gate.locator('[data-testid="gate-checks"]').innerText();
     assert.match(checks, /✗\s*declared bug classes: filters\/shaping\.py: "advantages -= 0\.1 \* penalty" — a penalty or bonus written into the advantages/);
@@ -371,12 +376,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
   }));
 
   it("a leak's gate result opens a flip in the Failure Explorer at the turn that showed it the answer", () => withScreenshot(page, 'gate-leak-turn', async () => {
-    await palette('View: Close All Editors');
-    await quiet();
-    await palette('EvoTrainer: Gate Version');
-    await pickVersion(v4, 'Version to judge');
-    const gate = await resultFrame(new RegExp(`^Gate ${v4}`), 120_000);
-    await gate.locator('[data-testid="gate-decision"]').waitFor({ timeout: 30_000 });
+    const gate = await gateFromPalette(v4);
     assert.match(await gate.locator('[data-testid="gate-decision"]').innerText(), /^REJECT/);
     assert.match(await gate.locator('[data-testid="gate-checks"]').innerText(), /✗\s*leak \(answer_in_context_share\): .*turn 1: curl -sL https:\/\/github\.com\/upstream\//);
     const link = gate.locator('[data-testid="gate-answer-in-context"] a[data-testid^="turn-"]').first();
@@ -479,11 +479,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     };
     assert.ok(lum(bg) > 200, `the Backtest Diff follows the light theme (background ${bg})`);
     await shot('backtest-diff-light.png');
-    await palette('View: Close All Editors');
-    await quiet();
-    await palette('EvoTrainer: Gate Version');
-    await pickVersion(v1, 'Version to judge');
-    const g = await resultFrame(new RegExp(`^Gate ${v1}`), 120_000);
+    const g = await gateFromPalette(v1);
     assert.match(await g.locator('[data-testid="gate-decision"]').innerText(), /^NEEDS A PERSON · \d+ check\(s\) a person must judge/);
     assert.match(await g.locator('[data-testid="gate-checks"]').innerText(), /\?\s*evaluation rollouts: no rollouts of v\d+ in the store/);
     assert.match(await g.locator('[data-testid="gate-checks"]').innerText(), /✓\s*backtest: v\d+ vs v0 \[reward_rescore\]: PASS/);
