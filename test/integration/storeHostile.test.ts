@@ -295,7 +295,7 @@ describe('hostile imports (real DuckDB, real files)', () => {
     const big = (n: number) => Array.from({ length: 40_000 }, (_, i) => verlLine(i, { step: String(n), output: JSON.stringify(`${'w'.repeat(2000)} ${i}`) }));
     const dir = dump(root, { '1.jsonl': big(1), '2.jsonl': big(2) });
     await withStore(path.join(root, 's.duckdb'), async (s) => {
-      const settings = `select current_setting('threads') t, current_setting('memory_limit') m, current_setting('allocator_flush_threshold') f, current_setting('disabled_optimizers') o`;
+      const settings = `select current_setting('threads') t, current_setting('memory_limit') m, current_setting('allocator_flush_threshold') f, current_setting('disabled_optimizers') o, current_setting('write_buffer_row_group_count') w`;
       const before = await s.one(settings);
       const abort = new AbortController();
       const importing = s.import([dir], { run: 'r', signal: abort.signal, bulkLaneRows: 1 });

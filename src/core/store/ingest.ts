@@ -101,14 +101,23 @@ const WRITE_BYTES = 8 * 1024 * 1024;
  * DuckDB's buffer pool while the bulk path inserts (the store's usual limit is 1 GB): the
  * row groups its lanes build and write stay under this (what does not fit goes to its
  * temporary files), so that the importing process, Node's heap and DuckDB's allocations
- * outside the pool included, peaks under 1 GB of RSS with two lanes at work.
+ * outside the pool included, peaks under 1 GB of RSS with two lanes at work (830-890 MB
+ * at 1M prime-rl rollouts). Under 480 MB the lanes spilled and read back what they built
+ * (15% more CPU).
  */
-const BULK_MEMORY_LIMIT = '480MB';
+const BULK_MEMORY_LIMIT = '600MB';
 /**
  * What a DuckDB thread may keep of the memory it freed, while the bulk path inserts
  * (default 128 MB a thread): each insert lane's thread would hold that beside the pool.
  */
 const BULK_ALLOCATOR_FLUSH = '8MB';
+/**
+ * Row groups an insert statement builds before it writes them to the file (DuckDB's
+ * default is 5): each lane held five row groups of rollout text, over 200 MB, which spilled
+ * to DuckDB's temporary files under BULK_MEMORY_LIMIT and were read back (a prime-rl import
+ * of 1M rollouts took 15% more CPU). With one, a lane's rows in memory stay small.
+ */
+const BULK_WRITE_BUFFER_ROW_GROUPS = 1;
 /**
  * The rows a bulk insert lane must be expected to hold: DuckDB moves a statement's row
  * groups, written as it inserted, into a table that is not empty only when they make a
@@ -503,17 +512,19 @@ export class Ingest {
       // takes. IN lists stay comparisons: DuckDB would plan a long one as a join, and the
       // windows above a join would hold every row instead of streaming them. These
       // settings are the instance's: they hold for both lanes' connections.
-      const was = (await this.one<{ m: string; t: number; o: string; f: string }>(
-        `select current_setting('memory_limit') as m, current_setting('threads') as t, current_setting('disabled_optimizers') as o, current_setting('allocator_flush_threshold') as f`,
+      const was = (await this.one<{ m: string; t: number; o: string; f: string; w: number }>(
+        `select current_setting('memory_limit') as m, current_setting('threads') as t, current_setting('disabled_optimizers') as o, current_setting('allocator_flush_threshold') as f, current_setting('write_buffer_row_group_count') as w`,
       ))!;
       const restore = async () => {
         await this.conn.run(`set memory_limit = ${sqlLiteral(was.m)}`);
         await this.conn.run(`set allocator_flush_threshold = ${sqlLiteral(was.f)}`);
+        await this.conn.run(`set write_buffer_row_group_count = ${Number(was.w)}`);
         await this.conn.run(`set threads = ${Number(was.t)}`);
         await this.conn.run(`set disabled_optimizers = ${sqlLiteral(was.o)}`);
       };
       await this.conn.run(`set memory_limit = '${BULK_MEMORY_LIMIT}'`);
       await this.conn.run(`set allocator_flush_threshold = '${BULK_ALLOCATOR_FLUSH}'`);
+      await this.conn.run(`set write_buffer_row_group_count = ${BULK_WRITE_BUFFER_ROW_GROUPS}`);
       await this.conn.run('set threads = 1');
       await this.conn.run(`set disabled_optimizers = ${sqlLiteral([...was.o.split(',').filter((o) => o.trim()), 'in_clause'].join(','))}`);
       // A signal that interrupted the statements above must not let the insert start.
