@@ -99,17 +99,30 @@ interface Chunk {
 
 const COMMA = Buffer.from(',');
 
-/** `head`, the items' JSON separated by commas, `tail`: as one string, or as bytes where an item comes as bytes. */
-function callLine(head: string, items: SerializedChunk, tail: string): string | Buffer {
-  if (!Array.isArray(items)) return Buffer.concat([Buffer.from(head), items.joined, Buffer.from(tail)]);
-  if (items.every((x) => typeof x === 'string')) return head + items.join(',') + tail;
+/**
+ * Writes `head`, the items' JSON separated by commas, and `tail`: joined items as they are
+ * (not copied into one buffer), others as one string, or as bytes where an item comes as bytes.
+ */
+function writeCall(out: Writable, head: string, items: SerializedChunk, tail: string): void {
+  if (!Array.isArray(items)) {
+    out.cork();
+    out.write(head);
+    out.write(items.joined);
+    out.write(tail);
+    process.nextTick(() => out.uncork());
+    return;
+  }
+  if (items.every((x) => typeof x === 'string')) {
+    out.write(head + items.join(',') + tail);
+    return;
+  }
   const parts: Uint8Array[] = [Buffer.from(head)];
   items.forEach((x, i) => {
     if (i) parts.push(COMMA);
     parts.push(typeof x === 'string' ? Buffer.from(x) : x);
   });
   parts.push(Buffer.from(tail));
-  return Buffer.concat(parts);
+  out.write(Buffer.concat(parts));
 }
 
 /** How the host talks to one worker process: its requests, its answers, its stderr, its end. */
@@ -225,8 +238,20 @@ class Zygote {
   }
 }
 
+/** A call a worker has been sent and not yet answered in full. */
+interface OpenCall {
+  /** A message of this call. */
+  chunk(m: Chunk): void;
+  /** The worker said something (for any call): it is not hung. */
+  alive(): void;
+  /** The worker ended. */
+  exit(): void;
+}
+
 class Worker {
   private listener: ((m: Chunk) => void) | null = null;
+  /** Calls sent and not answered in full, by id: a worker takes them in turn, one after another. */
+  private readonly calls = new Map<number, OpenCall>();
   private stderrTail = '';
   exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
   /** Functions (by name) that never read their extra_info argument. */
@@ -248,6 +273,11 @@ class Worker {
       } catch {
         return;
       }
+      if (typeof m.id === 'number') {
+        for (const c of this.calls.values()) c.alive();
+        const c = this.calls.get(m.id);
+        if (c) return c.chunk(m);
+      }
       this.listener?.(m);
     });
     channel.errors.on('data', (d: Buffer) => {
@@ -255,12 +285,14 @@ class Worker {
     });
     channel.onExit((code, signal) => {
       this.exited = { code, signal };
+      for (const c of [...this.calls.values()]) c.exit();
       this.listener?.({});
       for (const w of this.exitWaiters.splice(0)) w();
     });
     channel.onError((err) => {
       this.exited = { code: null, signal: null };
       this.stderrTail += `\n${err.message}`;
+      for (const c of [...this.calls.values()]) c.exit();
       this.listener?.({});
       for (const w of this.exitWaiters.splice(0)) w();
     });
@@ -339,19 +371,42 @@ class Worker {
     }
   }
 
-  /** Runs one batch (each item as its JSON text); returns the results it got, and whether the worker failed before the end. */
+  /**
+   * Runs one batch (each item as its JSON text); returns the results it got, and whether
+   * the worker failed before the end. A call may be sent while the one before is still
+   * running: the worker takes it next, without waiting for this process in between.
+   */
   async call(id: number, name: string, items: SerializedChunk, timeoutSeconds: number, wholeBatch = false): Promise<{ results: (CallResult | undefined)[]; failed: string | null }> {
     const count = countOf(items);
     const results: (CallResult | undefined)[] = new Array(count);
-    this.channel.input.write(callLine(`{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[`, items, ']}\n'));
-    const onChunk = (m: Chunk) => {
-      if (m.id !== id || !m.results) return;
-      m.results.forEach(([value, error], k) => (results[m.from! + k] = error === null ? { value, error: null } : { value: null, error }));
-    };
     // Silence past the per-call limit (plus start-up slack) means the code ignored the alarm.
     const idleMs = (timeoutSeconds > 0 ? timeoutSeconds * 1000 * (wholeBatch ? count : 1) : 600_000) + 3000;
+    const answered = new Promise<void>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const end = (err?: Error) => {
+        clearTimeout(timer);
+        this.calls.delete(id);
+        if (err) reject(err);
+        else resolve();
+      };
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => end(new Error('hang')), idleMs);
+      };
+      this.calls.set(id, {
+        chunk: (m) => {
+          m.results?.forEach(([value, error], k) => (results[m.from! + k] = error === null ? { value, error: null } : { value: null, error }));
+          if (m.done) end();
+        },
+        alive: arm,
+        exit: () => end(new Error('exit')),
+      });
+      arm();
+    });
+    if (this.exited) this.calls.get(id)?.exit();
+    else writeCall(this.channel.input, `{"op":"call","id":${id},"name":${JSON.stringify(name)},"timeout":${timeoutSeconds},"items":[`, items, ']}\n');
     try {
-      await this.next((m) => m.id === id && Boolean(m.done), idleMs, onChunk);
+      await answered;
       return { results, failed: null };
     } catch (err) {
       const why = (err as Error).message === 'hang' ? `timed out (hard: the code ignored the ${timeoutSeconds}s alarm)` : this.describeExit();
@@ -481,33 +536,50 @@ export class WorkerPool {
     let done = 0;
     const runner = async (worker: Worker): Promise<void> => {
       let w = worker;
+      /** A batch's answers; on a failure, what it had not answered, one item at a time on a fresh worker: only the culprit fails. */
+      const settle = async ({ from, texts }: Slot, call: ReturnType<Worker['call']>): Promise<void> => {
+        const { results, failed } = await call;
+        results.forEach((r, k) => r && (out[from + k] = r));
+        if (failed) {
+          for (let k = 0; k < countOf(texts); k++) {
+            if (out[from + k]) continue;
+            if (w.dead) {
+              this.stats.restarts++;
+              w = await this.spawnWorker();
+            }
+            const single = await w.call(this.nextId++, name, [itemAt(texts, k)], timeout);
+            out[from + k] = single.results[0] ?? { value: null, error: single.failed ?? 'no result' };
+          }
+        }
+        if (w.dead) {
+          this.stats.restarts++;
+          w = await this.spawnWorker();
+        }
+        done += countOf(texts);
+        onProgress?.(done);
+      };
+      /** The batch sent last, whose answers are still to be read. */
+      let sent: { slot: Slot; call: ReturnType<Worker['call']> } | null = null;
       try {
         for (let slot = await queue.take(); slot; slot = await queue.take()) {
           if (this.o.signal?.aborted) throw new BacktestError('backtest cancelled');
-          const { from, texts } = slot;
-          const { results, failed } = await w.call(this.nextId++, name, texts, timeout, wholeBatch);
-          results.forEach((r, k) => r && (out[from + k] = r));
-          if (failed) {
-            // Retry what it had not answered one at a time on a fresh worker: only the culprit fails.
-            for (let k = 0; k < countOf(texts); k++) {
-              if (out[from + k]) continue;
-              if (w.dead) {
-                this.stats.restarts++;
-                w = await this.spawnWorker();
-              }
-              const single = await w.call(this.nextId++, name, [itemAt(texts, k)], timeout);
-              out[from + k] = single.results[0] ?? { value: null, error: single.failed ?? 'no result' };
-            }
-          }
-          if (w.dead) {
-            this.stats.restarts++;
-            w = await this.spawnWorker();
-          }
-          done += countOf(texts);
-          onProgress?.(done);
+          // The next batch goes out before the last one's answers are read: the worker goes
+          // from one to the next without waiting for this process in between.
+          const call = w.call(this.nextId++, name, slot.texts, timeout, wholeBatch);
+          call.catch(() => undefined); // settled below
+          const last = sent;
+          sent = { slot, call };
+          if (last) await settle(last.slot, last.call);
+        }
+        if (sent) {
+          const last = sent;
+          sent = null;
+          await settle(last.slot, last.call);
         }
       } catch (err) {
         queue.fail(err);
+        // A batch sent and not read: the worker is stopped (its answers would go nowhere).
+        if (sent) w.kill();
         throw err;
       } finally {
         if (!w.dead) this.idle.push(w);
