@@ -558,24 +558,28 @@ export class WorkerPool {
         done += countOf(texts);
         onProgress?.(done);
       };
-      /** The batch sent last, whose answers are still to be read. */
-      let sent: { slot: Slot; call: ReturnType<Worker['call']> } | null = null;
+      /** The batch sent last, whose answers are still to be read; `failed` once its call is known to have failed. */
+      let sent: { slot: Slot; call: ReturnType<Worker['call']>; failed: boolean } | null = null;
+      const settleSent = async () => {
+        const last = sent!;
+        sent = null;
+        await settle(last.slot, last.call);
+      };
       try {
         for (let slot = await queue.take(); slot; slot = await queue.take()) {
           if (this.o.signal?.aborted) throw new BacktestError('backtest cancelled');
+          // A batch whose worker failed is settled first: what it left unanswered is retried
+          // on a fresh worker that has nothing else to do.
+          if (sent && (sent.failed || w.dead)) await settleSent();
           // The next batch goes out before the last one's answers are read: the worker goes
           // from one to the next without waiting for this process in between.
-          const call = w.call(this.nextId++, name, slot.texts, timeout, wholeBatch);
-          call.catch(() => undefined); // settled below
+          const next = { slot, call: w.call(this.nextId++, name, slot.texts, timeout, wholeBatch), failed: false };
+          next.call.then((r) => (next.failed = r.failed !== null)).catch(() => undefined); // settled below
           const last = sent;
-          sent = { slot, call };
+          sent = next;
           if (last) await settle(last.slot, last.call);
         }
-        if (sent) {
-          const last = sent;
-          sent = null;
-          await settle(last.slot, last.call);
-        }
+        if (sent) await settleSent();
       } catch (err) {
         queue.fail(err);
         // A batch sent and not read: the worker is stopped (its answers would go nowhere).

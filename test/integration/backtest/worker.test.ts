@@ -95,6 +95,23 @@ describe('backtest worker pool (python3)', () => {
     assert.match(r[3]!.error!, /RuntimeError: batch failed/);
   });
 
+  it('a batch sent behind one whose worker crashes or hangs is scored on a fresh worker, in order', async () => {
+    // One worker: each batch goes out while the one before it runs, so the batches behind
+    // the crash and the hang were sent to a worker that then died.
+    const one = await WorkerPool.start({ root: dir, workers: 1, timeoutSeconds: 1, memoryMb: 1024, batchSize: 2, functions: [{ name: 'verl', path: 'reward/r.py', function: 'compute_score', kind: 'verl' }] });
+    try {
+      const inputs = ['a', 'crash', 'a', 'b', 'hang', 'a', 'b', 'a'];
+      const r = await one.map('verl', inputs.map(item));
+      assert.deepEqual(
+        r.map((x) => (x.error ? x.error.split(' (')[0] : (x.value as { score: number }).score)),
+        [1, 'worker crashed', 1, 0, 'timed out', 1, 0, 1],
+      );
+      assert.ok(one.stats.restarts >= 2, `restarts ${one.stats.restarts}`);
+    } finally {
+      await one.close();
+    }
+  });
+
   for (const workers of [1, 2]) {
     it(`a module that does not load is a clear error naming the file (${workers} worker(s)${workers > 1 ? ', forked' : ''})`, async () => {
       await assert.rejects(WorkerPool.start({ root: dir, workers, functions: [{ name: 'x', path: 'reward/broken.py', function: 'compute_score', kind: 'verl' }] }), /cannot load compute_score\(\) from reward\/broken\.py .*SyntaxError/);
