@@ -176,6 +176,28 @@ describe('rollout store (real DuckDB, real files)', () => {
     assert.deepEqual(numbersAsParsed(viaBulk), numbersAsParsed(viaStream));
   });
 
+  it('recognizes and bulk-reads a dump whose lines are longer than the head it sniffs (verl writes the score after a 100 KB response)', async () => {
+    const dir = tempDir();
+    const dump = path.join(dir, 'rollout_data');
+    spawnSync('mkdir', ['-p', dump]);
+    // 100 KB and 300 KB responses: "score" comes past the first 64 KB of the file.
+    writeFileSync(path.join(dump, '1.jsonl'), [0, 1, 2, 3].map((i) => verlLine(i, 1, 100_000)).join('\n') + '\n');
+    writeFileSync(path.join(dump, '2.jsonl'), [0, 1].map((i) => verlLine(i, 2, 300_000)).join('\n') + '\n');
+    const cols = `run_id, step, prompt_id, group_id, sample_index, length(prompt) as p, length(response) as r, reward, correct, raw_ref`;
+    const bulk = await withStore(path.join(dir, 'a.duckdb'), async (s) => {
+      const r = await s.import([dump], { run: 'r' });
+      assert.deepEqual(r.ignored, []);
+      assert.deepEqual(r.files.map((f) => [path.basename(f.file), f.format, f.reader, f.rollouts]), [['1.jsonl', 'verl', 'duckdb', 4], ['2.jsonl', 'verl', 'duckdb', 2]]);
+      return s.all(`select ${cols} from rollouts order by raw_ref`);
+    });
+    const streamed = await withStore(path.join(dir, 'b.duckdb'), async (s) => {
+      await s.import([dump], { run: 'r', bulk: false });
+      return s.all(`select ${cols} from rollouts order by raw_ref`);
+    });
+    assert.deepEqual(bulk, streamed);
+    assert.equal(Number(bulk[4]!.r), 'answer 0 '.length + 300_000);
+  });
+
   it('the bulk path hands files it cannot map line for line to the stream path', async () => {
     const dir = tempDir();
     const dump = path.join(dir, 'rollout_data');

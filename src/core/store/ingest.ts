@@ -16,7 +16,7 @@ import { isEncoded, recordText, type EncodedText, type RecordText } from './docu
 import { defaultDocumentWorkers, DocumentWorkers, type ParsedDocument, type PreparedItem } from './documentWorkers';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
-import { discover, readHead, type IgnoredFile } from './importers';
+import { discover, readJsonlHead, type IgnoredFile } from './importers';
 import { documentTooLarge, maxDocumentBytes } from './importers/documentSize';
 import { DuplicateKeyScan, type ShapeCheck } from './importers/jsonLines';
 import { BULK_OPTIONAL_COLUMNS, type BulkOptionalColumn, type BulkPlan, type FieldMapping, type FormatName, type Importer, type TableReader } from './importers/types';
@@ -101,11 +101,19 @@ const WRITE_BYTES = 8 * 1024 * 1024;
  * DuckDB's buffer pool while the bulk path inserts (the store's usual limit is 1 GB): the
  * row groups its lanes build and write stay under this (what does not fit goes to its
  * temporary files), so that the importing process, Node's heap and DuckDB's allocations
- * outside the pool included, peaks under 1 GB of RSS with two lanes at work (830-890 MB
- * at 1M prime-rl rollouts). Under 480 MB the lanes spilled and read back what they built
- * (15% more CPU).
+ * outside the pool included, peaks under 1 GB of RSS with two lanes at work (815-890 MB
+ * at 1M prime-rl rollouts of 7 KB). Under 480 MB those lanes spilled and read back what
+ * they built (15% more CPU).
  */
-const BULK_MEMORY_LIMIT = '600MB';
+const BULK_MEMORY_LIMIT_MB = 600;
+/**
+ * The pool for lines over LONG_LINE_BYTES on average: what DuckDB holds outside it grows
+ * with the lines (its JSON reader keeps whole lines), some 400 MB at 40-100 KB lines,
+ * where 600 MB of pool peaked at 960-1015 MB of RSS (400 MB: 680 MB, and no slower).
+ */
+const BULK_MEMORY_LIMIT_LONG_LINES_MB = 400;
+const LONG_LINE_BYTES = 24 * 1024;
+
 /**
  * What a DuckDB thread may keep of the memory it freed, while the bulk path inserts
  * (default 128 MB a thread): each insert lane's thread would hold that beside the pool.
@@ -114,7 +122,7 @@ const BULK_ALLOCATOR_FLUSH = '8MB';
 /**
  * Row groups an insert statement builds before it writes them to the file (DuckDB's
  * default is 5): each lane held five row groups of rollout text, over 200 MB, which spilled
- * to DuckDB's temporary files under BULK_MEMORY_LIMIT and were read back (a prime-rl import
+ * to DuckDB's temporary files under the bulk memory limit and were read back (a prime-rl import
  * of 1M rollouts took 15% more CPU). With one, a lane's rows in memory stay small.
  */
 const BULK_WRITE_BUFFER_ROW_GROUPS = 1;
@@ -487,7 +495,7 @@ export class Ingest {
         results.push({ file: c.file, format: c.importer.format, run: c.run, status: 'unchanged', resumed: false, reader: 'duckdb', rollouts: 0, steps: 0, badRecords: 0 });
         continue;
       }
-      const head = previous ? '' : readHead(c.file, 64 * 1024);
+      const head = previous ? '' : readJsonlHead(c.file);
       const plan = previous ? null : c.importer.bulk!(c.file, head, { split: opts.split });
       if (!plan) {
         stream.push(c);
@@ -522,7 +530,8 @@ export class Ingest {
         await this.conn.run(`set threads = ${Number(was.t)}`);
         await this.conn.run(`set disabled_optimizers = ${sqlLiteral(was.o)}`);
       };
-      await this.conn.run(`set memory_limit = '${BULK_MEMORY_LIMIT}'`);
+      const lineBytes = files.reduce((n, f) => n + f.size, 0) / Math.max(1, files.reduce((n, f) => n + f.lines, 0));
+      await this.conn.run(`set memory_limit = '${lineBytes > LONG_LINE_BYTES ? BULK_MEMORY_LIMIT_LONG_LINES_MB : BULK_MEMORY_LIMIT_MB}MB'`);
       await this.conn.run(`set allocator_flush_threshold = '${BULK_ALLOCATOR_FLUSH}'`);
       await this.conn.run(`set write_buffer_row_group_count = ${BULK_WRITE_BUFFER_ROW_GROUPS}`);
       await this.conn.run('set threads = 1');

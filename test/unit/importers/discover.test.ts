@@ -39,4 +39,16 @@ describe('discovering the files of a dump folder', () => {
       ['model.run1.json', 'a SWE-bench run summary: read for the verdicts of the trajectories beside it'],
     ]);
   });
+
+  it('reads a first line longer than its head to its end; past 16 MB, says so', async () => {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, 'rollout_data'));
+    // verl writes the score after the response: 200 KB of it pushes "score" past the first 64 KB.
+    writeFileSync(path.join(dir, 'rollout_data', '1.jsonl'), JSON.stringify({ input: 'q', output: 'x'.repeat(200_000), gts: '1', score: 1, step: 1 }) + '\n');
+    writeFileSync(path.join(dir, 'rollout_data', '2.jsonl'), JSON.stringify({ input: 'q', output: 'x'.repeat(17 << 20), gts: '1', score: 1, step: 2 }) + '\n');
+    const { files, ignored } = await discover([dir]);
+    assert.deepEqual(files.map((f) => [path.basename(f.file), f.importer.format]), [['1.jsonl', 'verl']]);
+    assert.deepEqual(ignored.map((f) => [path.basename(f.file), f.reason]), [['2.jsonl', 'its first line is over 16 MB, more than its layout is recognized by: import it with --format FORMAT']]);
+    assert.deepEqual((await discover([dir], 'verl')).files.map((f) => path.basename(f.file)), ['1.jsonl', '2.jsonl']);
+  });
 });

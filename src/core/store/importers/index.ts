@@ -54,6 +54,7 @@ function whyIgnored(file: string, head: string, forced: Importer | undefined): s
   if (/"(resolved_ids|unresolved_ids|error_ids)"\s*:/.test(head)) return 'a SWE-bench run summary: read for the verdicts of the trajectories beside it';
   if (/\.report\.json$|(^|\/)report\.json$/.test(posix(file))) return 'a SWE-bench report: read for the verdict of its trajectory';
   if (forced) return `--format ${forced.format} reads ${FORMAT_FILES[forced.format].kind} files`;
+  if (/\.jsonl$/.test(name) && !head.includes('\n') && Buffer.byteLength(head) >= FIRST_LINE_MAX - 4) return `its first line is over ${FIRST_LINE_MAX >> 20} MB, more than its layout is recognized by: import it with --format FORMAT`;
   if (/\.jsonl$/.test(name)) return 'JSONL in no known layout: import it with --format jsonl --map prompt=FIELD,… (or --format FORMAT)';
   return `not in a known dump format (${IMPORTERS.filter((i) => i.format !== 'jsonl').map((i) => i.format).join(', ')}); pass --format to read it as one`;
 }
@@ -85,13 +86,37 @@ export function notRegular(file: string, st: Stats): Error {
 // Synchronous: thousands of small reads cost more in thread-pool round trips than they block.
 // O_NONBLOCK: a path swapped for a FIFO after it was checked cannot block the open; fstat then refuses it.
 export function readHead(file: string, bytes = 64 * 1024): string {
+  return readHeadBytes(file, bytes, false).toString('utf8');
+}
+
+/**
+ * The head of a JSON-lines file: its first `bytes`, or more where its first line is longer
+ * (a verl line holds the whole response before its score; a 30k-token answer is some
+ * 100 KB), up to the end of that line or FIRST_LINE_MAX bytes: what a dump's layout is
+ * recognized by, and its bulk plan made from.
+ */
+export function readJsonlHead(file: string, bytes = 64 * 1024): string {
+  return readHeadBytes(file, bytes, true).toString('utf8');
+}
+
+/** The most of a first line that readJsonlHead reads. */
+export const FIRST_LINE_MAX = 16 * 1024 * 1024;
+
+function readHeadBytes(file: string, bytes: number, wholeFirstLine: boolean): Buffer {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(file, st);
-    const buf = Buffer.alloc(bytes);
-    const n = readSync(fd, buf, 0, bytes, 0);
-    return buf.subarray(0, n).toString('utf8');
+    let buf = Buffer.alloc(bytes);
+    let n = readSync(fd, buf, 0, bytes, 0);
+    // A first line longer than the head: read on, doubling, to its end.
+    while (wholeFirstLine && n === buf.length && buf.indexOf(0x0a) === -1 && buf.length < FIRST_LINE_MAX) {
+      const more = Buffer.alloc(Math.min(buf.length * 2, FIRST_LINE_MAX));
+      buf.copy(more, 0, 0, n);
+      buf = more;
+      for (let r = 1; r > 0 && n < buf.length; n += r) r = readSync(fd, buf, n, buf.length - n, n);
+    }
+    return buf.subarray(0, n);
   } finally {
     closeSync(fd);
   }
@@ -148,7 +173,7 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
     for (const file of candidates) {
       // JSONL lines can be long (verl's score comes after the full response); documents say what they are early.
       const ext = path.extname(file);
-      const text = ext === '.parquet' ? '' : readHead(file, ext === '.jsonl' ? 64 * 1024 : 8 * 1024);
+      const text = ext === '.parquet' ? '' : ext === '.jsonl' ? readJsonlHead(file) : readHead(file, 8 * 1024);
       // --format on a folder: every file of the format's kind, whatever the layout, except
       // the verdict and metadata files that go with the rollouts.
       const forcedHere = forced && (!st.isDirectory() || forced.matches(file, text) || (FORMAT_FILES[forced.format].re.test(posix(file)) && !/"(resolved_ids|unresolved_ids|error_ids)"\s*:/.test(text) && path.basename(file) !== 'metadata.json'));
