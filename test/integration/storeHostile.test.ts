@@ -76,6 +76,9 @@ describe('hostile imports (real DuckDB, real files)', () => {
     const [bulk, stream] = await bothPaths(root, dir);
     assert.equal(bulk!.error, undefined, String(bulk!.error));
     assert.deepEqual(bulk!.summary?.files.map((f) => [f.reader, f.rollouts]), [['stream', 3]]);
+    // The import says why it was slower than usual.
+    assert.match(bulk!.summary!.notes!.join('\n'), /^1 verl file\(s\) from .*rollout_data were read line by line, which is slower: DuckDB could not read them column by column \(.+\)$/);
+    assert.equal(stream!.summary?.notes, undefined);
     assert.equal(String(bulk!.rows[1]!.response).length, big);
     assert.deepEqual(bulk!.rows, stream!.rows);
   });

@@ -127,6 +127,7 @@ export const importCommand: Command = {
         out(summary.files.length || !summary.curves ? `\nImported ${summary.rollouts} rollouts (${summary.steps} steps) from ${imported.length} file(s) into ${ctx.storePath}` : `\nInto ${ctx.storePath}:`);
         if (unchanged) out(`${unchanged} file(s) unchanged since their last import.`);
         if (imported.some((f) => f.resumed)) out(`${imported.filter((f) => f.resumed).length} live file(s) continued from where the last import stopped.`);
+        for (const n of summary.notes ?? []) out(n);
         if (summary.badRecords) out(`${summary.badRecords} malformed record(s) ${onError === 'quarantine' ? 'kept in the quarantine table' : 'skipped'}.`);
         for (const f of summary.files) if (f.setAside) out(`  ${f.file}: set aside: ${f.setAside}`);
         if (summary.ignored.length) {

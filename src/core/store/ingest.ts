@@ -90,6 +90,8 @@ export interface ImportSummary {
   rollouts: number;
   steps: number;
   badRecords: number;
+  /** What the user should know about how the files were read (DuckDB could not read some column by column, …). */
+  notes?: string[];
 }
 
 /** Rows appended between commits: bounds memory whatever the input size. */
@@ -215,8 +217,9 @@ export class Ingest {
       // The bulk path runs in autocommit (DuckDB then writes row groups in parallel as it
       // reads); its rows stay invisible until the imports are recorded below.
       const bulkable = (t: (typeof todo)[number]) => t.importer.bulk !== undefined && opts.bulk !== false && t.importer.followable;
-      const { results, stream } = await this.importBulk(todo.filter(bulkable), opts, batch);
+      const { results, stream, notes } = await this.importBulk(todo.filter(bulkable), opts, batch);
       results.forEach(add);
+      if (notes.length) summary.notes = notes;
       const streamed = new Set(stream.map((t) => t.file));
       // The streaming path appends inside one transaction, which records every import.
       await this.conn.run('begin');
@@ -482,8 +485,9 @@ export class Ingest {
    * Files with a bad record, or whose records are not their lines one to one, are taken
    * out again and returned, to be streamed (which reports errors with their lines).
    */
-  private async importBulk(candidates: { file: string; importer: Importer; run: string }[], opts: ImportOptions, batch: Batch): Promise<{ results: FileImportResult[]; stream: typeof candidates }> {
+  private async importBulk(candidates: { file: string; importer: Importer; run: string }[], opts: ImportOptions, batch: Batch): Promise<{ results: FileImportResult[]; stream: typeof candidates; notes: string[] }> {
     const results: FileImportResult[] = [];
+    const notes: string[] = [];
     const stream: typeof candidates = [];
     /** What the passes over the files below read into, one at a time. */
     const buffer = Buffer.allocUnsafe(1 << 20);
@@ -579,7 +583,8 @@ export class Ingest {
         await restore();
       }
       const last = firstImport + files.length - 1;
-      const failed = (await Promise.allSettled(lanes)).some((l) => l.status === 'rejected');
+      const refusal = (await Promise.allSettled(lanes)).find((l): l is PromiseRejectedResult => l.status === 'rejected');
+      const failed = refusal !== undefined;
       if (opts.signal?.aborted) throw interrupted(files[0]!.file, null);
       // Per file: its rows, id range and bad records; its groups, and the rows that start a
       // run of one group's samples (one per group when each group's samples are together).
@@ -603,6 +608,8 @@ export class Ingest {
         // its object size), or the files changed while it read them: stream them all, which
         // names each bad record with its line.
         trace(failed ? 'DuckDB could not read the files: streaming them' : 'the files changed while DuckDB read them: streaming them');
+        const why = failed ? `DuckDB could not read them column by column (${firstLine(refusal.reason)})` : 'they changed while DuckDB read them';
+        notes.push(`${files.length} ${format} file(s) from ${path.dirname(files[0]!.file)} were read line by line, which is slower: ${why}`);
         await this.conn.run(`delete from rollout_rows where import_id between ${firstImport} and ${last}`);
         stream.push(...files);
         continue;
@@ -646,7 +653,7 @@ export class Ingest {
         results.push({ file: m.file, format, run, status: 'imported', resumed: false, reader: 'duckdb', rollouts: m.lines, steps: 0, badRecords: 0, importId: m.importId });
       }
     }
-    return { results, stream };
+    return { results, stream, notes };
   }
 
   /** Closes the reader of columnar files, if one was opened. */
@@ -1085,6 +1092,12 @@ function estimatedLines(size: number, head: string): number {
   return (size * Math.max(n, 1)) / bytes;
 }
 
+
+/** The first line of an error's message, at most 200 characters. */
+function firstLine(err: unknown): string {
+  const line = (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
 
 function interrupted(file: string, line: number | null): ImportError {
   return new ImportError(file, line, 'the import was interrupted; nothing was recorded');
