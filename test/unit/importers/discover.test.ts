@@ -51,4 +51,20 @@ describe('discovering the files of a dump folder', () => {
     assert.deepEqual(ignored.map((f) => [path.basename(f.file), f.reason]), [['2.jsonl', 'its first line is over 16 MB, more than its layout is recognized by: import it with --format FORMAT']]);
     assert.deepEqual((await discover([dir], 'verl')).files.map((f) => path.basename(f.file)), ['1.jsonl', '2.jsonl']);
   });
+
+  it('names compressed dumps with the command that decompresses each, in a folder and given alone', async () => {
+    const dir = tempDir();
+    mkdirSync(path.join(dir, 'rollout_data'));
+    writeFileSync(path.join(dir, 'rollout_data', "1 it's.jsonl.gz"), 'not read');
+    writeFileSync(path.join(dir, 'rollout_data', '2.jsonl.zst'), 'not read');
+    writeFileSync(path.join(dir, 'rollout_data', 'notes.txt.gz'), 'not a dump');
+    const { files, ignored } = await discover([dir]);
+    assert.deepEqual(files, []);
+    const gz = path.join(dir, 'rollout_data', "1 it's.jsonl.gz");
+    assert.deepEqual(ignored.map((f) => [path.basename(f.file), f.reason]), [
+      ["1 it's.jsonl.gz", `compressed (.gz): import reads uncompressed files; decompress it first (gunzip -k '${gz.replace(/'/g, `'\\''`)}')`],
+      ['2.jsonl.zst', `compressed (.zst): import reads uncompressed files; decompress it first (zstd -d ${path.join(dir, 'rollout_data', '2.jsonl.zst')})`],
+    ]);
+    await assert.rejects(discover([gz]), (e: Error) => e.message === `${gz}: ${ignored[0]!.reason}`);
+  });
 });

@@ -9,6 +9,7 @@ import { skyrlImporter } from './skyrl';
 import { sweAgentImporter } from './sweAgent';
 import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
+import { shQuote } from '../../jobs/quote';
 import { compareNames, posix } from './util';
 import { verifiersImporter } from './verifiers';
 import { verlImporter } from './verl';
@@ -26,6 +27,14 @@ export function importerFor(format: FormatName): Importer {
 }
 
 const DATA_FILE = /\.(jsonl|json|parquet|traj)$/;
+/** Data files compressed: import reads them uncompressed only, and says so with the command that decompresses one. */
+const COMPRESSED_DATA_FILE = /\.(jsonl|json|parquet|traj)\.(gz|zst|bz2|xz)$/;
+const DECOMPRESS: Record<string, string> = { gz: 'gunzip -k', zst: 'zstd -d', bz2: 'bunzip2 -k', xz: 'unxz -k' };
+
+function compressedReason(file: string): string {
+  const ext = file.slice(file.lastIndexOf('.') + 1);
+  return `compressed (.${ext}): import reads uncompressed files; decompress it first (${DECOMPRESS[ext]} ${shQuote(file)})`;
+}
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.evotrainer', '__pycache__']);
 
 /** The files a format is read from, when `--format` forces it on a folder whatever the layout. */
@@ -136,7 +145,10 @@ async function walk(dir: string, out: string[], skipped: IgnoredFile[]): Promise
       if (!SKIP_DIRS.has(e.name)) await walk(p, out, skipped);
       continue;
     }
-    if (!DATA_FILE.test(e.name)) continue;
+    if (!DATA_FILE.test(e.name)) {
+      if (COMPRESSED_DATA_FILE.test(e.name)) skipped.push({ file: p, reason: compressedReason(p) });
+      continue;
+    }
     if (e.isFile()) out.push(p);
     else if (e.isSymbolicLink()) {
       const target = await stat(p).catch(() => null);
@@ -168,6 +180,7 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
     }
     const candidates: string[] = [];
     if (st.isDirectory()) await walk(root, candidates, ignored);
+    else if (st.isFile() && COMPRESSED_DATA_FILE.test(root)) throw new Error(`${root}: ${compressedReason(root)}`);
     else if (st.isFile()) candidates.push(root);
     else throw notRegular(root, st);
     for (const file of candidates) {
