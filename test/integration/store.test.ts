@@ -68,7 +68,7 @@ describe('rollout store (real DuckDB, real files)', () => {
     // Texts the workers hand over as UTF-8 bytes: accents, emoji, a lone surrogate (stored as U+FFFD), NUL, escapes.
     const odd = ['accents éà ﷺ', 'emoji 👍🏽 🇫🇷', 'a lone \ud800 surrogate', 'nul \u0000 and \u001b[0m', '"quoted" \\ back\\slash\n', ''];
     odd.forEach((text, i) => {
-      const messages = [{ role: 'system', content: `sys ${text}` }, { role: 'user', content: text }, { role: 'assistant', content: `THOUGHT ${text}\n\`\`\`bash\nls ${i}\n\`\`\`` }, { role: 'user', content: `<returncode>0</returncode><output>${text}</output>` }];
+      const messages = [{ role: 'system', content: `sys ${text}` }, { role: 'user', content: text }, { role: 'assistant', content: `THOUGHT ${text}\n\`\`\`bash\nls ${i} ${text}\n\`\`\`` }, { role: 'user', content: `<returncode>0</returncode><output>${text}</output>` }];
       writeFileSync(path.join(trajs, `zz__odd-${i}.traj.json`), JSON.stringify({ instance_id: `zz__odd-${i}`, info: { exit_status: 'Submitted', submission: text }, messages }, null, i % 2 ? 2 : undefined));
     });
     writeFileSync(path.join(dump, '1.jsonl'), [0, 1, 2, 3].map((i) => verlLine(i)).join('\n') + '\n');
@@ -92,6 +92,10 @@ describe('rollout store (real DuckDB, real files)', () => {
     const lone = here.rollouts.find((r) => r.prompt_id === 'zz__odd-2')!;
     assert.equal(lone.extracted_answer, 'a lone \ufffd surrogate', 'a lone surrogate in text is stored as U+FFFD');
     assert.ok(String(lone.response).includes('a lone \\ud800 surrogate'), 'JSON of messages keeps it escaped');
+    // Commands too (the workers' step rows go to DuckDB as JSON): as this thread stores them.
+    const commands = await withStore(path.join(dir, 'w2.duckdb'), (s) => s.all<{ command: string }>(`select command from steps where action_kind <> 'message' and command like 'ls %' order by rollout_id, turn`));
+    assert.ok(commands.some((c) => c.command === 'ls 2 a lone \ufffd surrogate'));
+    assert.ok(commands.some((c) => c.command === 'ls 3 nul \u0000 and \u001b[0m'));
   });
 
   it('a streamed response keeps its length as DuckDB counts it (code points), whatever the characters', async () => {

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { encodedRecordText, type EncodedText } from './documentText';
 import { importerFor } from './importers';
 import type { FormatName, TableReader } from './importers/types';
-import { isBad, type RolloutRecord, type SourcePosition, type StepRecord } from './rows';
+import { int, isBad, unstorable, type RolloutRecord, type SourcePosition, type StepRecord } from './rows';
 import type { Split } from '../model';
 
 export interface DocumentTask {
@@ -23,31 +23,46 @@ export interface DocumentTask {
 
 /**
  * A record as it crosses threads: prompt and response travel as UTF-8 bytes only (see
- * EncodedText; their buffers are transferred, not copied), steps as columns (copying a few
- * arrays between threads costs less than copying thousands of small objects).
+ * EncodedText; their buffers are transferred, not copied), its steps as one JSON text of
+ * their columns (see StepRows), which DuckDB unnests into step rows: the importing thread
+ * never makes an object, nor a DuckDB value, per step.
  */
-export type WireItem = { at: SourcePosition; record: RolloutRecord; text: EncodedText; steps?: StepColumns } | { at: SourcePosition; bad: { file: string; line: number | null; reason: string; raw?: string } };
+export type WireItem = { at: SourcePosition; record: RolloutRecord; text: EncodedText; steps?: StepRows } | { at: SourcePosition; bad: { file: string; line: number | null; reason: string; raw?: string } };
 
-/** StepRecord fields, one array each. */
-export type StepColumns = { [K in keyof StepRecord]-?: StepRecord[K][] };
+/**
+ * A rollout's steps for the store: `json`, an object of one array per StepRecord field
+ * (STEP_COLUMNS_TYPE), its whole numbers already truncated and its commands well-formed
+ * UTF-16 (a lone surrogate becomes U+FFFD, as the appender stores it); `count`, the steps.
+ */
+export interface StepRows {
+  json: string;
+  count: number;
+}
 
 const STEP_FIELDS = ['role', 'actionKind', 'command', 'exitCode', 'observationBytes', 'formatError', 'timeout', 'truncated', 'tokens'] as const satisfies readonly (keyof StepRecord)[];
 
-export function stepColumns(steps: StepRecord[]): StepColumns {
+/** What DuckDB's from_json reads a StepRows text as. */
+export const STEP_COLUMNS_TYPE = JSON.stringify({ role: ['VARCHAR'], actionKind: ['VARCHAR'], command: ['VARCHAR'], exitCode: ['INTEGER'], observationBytes: ['INTEGER'], formatError: ['BOOLEAN'], timeout: ['BOOLEAN'], truncated: ['BOOLEAN'], tokens: ['INTEGER'] });
+
+/** A lone surrogate (which JSON.stringify escapes as such) as U+FFFD, as the store keeps it. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const wellFormed = (s: string): string => s.replace(LONE_SURROGATE, '\ufffd');
+
+export function stepRows(steps: StepRecord[]): StepRows {
   const out = Object.fromEntries(STEP_FIELDS.map((k) => [k, new Array(steps.length)])) as Record<keyof StepRecord, unknown[]>;
   for (let i = 0; i < steps.length; i++) {
     const st = steps[i]!;
-    for (const k of STEP_FIELDS) out[k][i] = st[k];
+    out.role[i] = st.role;
+    out.actionKind[i] = st.actionKind;
+    out.command[i] = st.command === null || st.command === undefined ? null : wellFormed(st.command);
+    out.exitCode[i] = int(st.exitCode);
+    out.observationBytes[i] = int(st.observationBytes);
+    out.formatError[i] = st.formatError;
+    out.timeout[i] = st.timeout;
+    out.truncated[i] = st.truncated;
+    out.tokens[i] = int(st.tokens);
   }
-  return out as StepColumns;
-}
-
-export function stepRecords(c: StepColumns): StepRecord[] {
-  const out: StepRecord[] = new Array(c.role.length);
-  for (let i = 0; i < out.length; i++) {
-    out[i] = { role: c.role[i]!, actionKind: c.actionKind[i]!, command: c.command[i]!, exitCode: c.exitCode[i]!, observationBytes: c.observationBytes[i]!, formatError: c.formatError[i]!, timeout: c.timeout[i]!, truncated: c.truncated[i]!, tokens: c.tokens[i]! };
-  }
-  return out;
+  return { json: JSON.stringify(out), count: steps.length };
 }
 
 export type DocumentReply =
@@ -75,9 +90,17 @@ export async function parseDocument(task: DocumentTask): Promise<DocumentReply> 
         items.push({ at: item.at, bad: { file: e.file, line: e.line, reason: e.reason, raw: e.raw } });
         continue;
       }
+      // What the store cannot hold is a bad record here, with its steps at hand.
+      const refused = unstorable(item.record, item.at);
+      if (refused) {
+        items.push({ at: item.at, bad: { file: refused.file, line: refused.line, reason: refused.reason, raw: refused.raw } });
+        continue;
+      }
       last = encodedRecordText(item.record, last);
       const { steps, ...record } = item.record;
-      items.push({ at: item.at, record: { ...record, prompt: '', response: '' }, text: last.text, ...(steps ? { steps: stepColumns(steps) } : {}) });
+      // (the turns, when the format gives none, are counted from the steps as the store would)
+      const numTurns = record.numTurns ?? (steps ? steps.filter((s) => s.role === 'assistant').length : undefined);
+      items.push({ at: item.at, record: { ...record, numTurns, prompt: '', response: '' }, text: last.text, ...(steps ? { steps: stepRows(steps) } : {}) });
     }
     return { id: task.id, ok: true, hash, items };
   } catch (err) {

@@ -9,14 +9,14 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { DOCUMENT_WORKER, parseDocument, stepRecords, type DocumentReply, type DocumentTask, type WireItem } from './documentWorker';
+import { DOCUMENT_WORKER, parseDocument, type DocumentReply, type DocumentTask, type StepRows, type WireItem } from './documentWorker';
 import type { EncodedText } from './documentText';
 import type { FormatName } from './importers/types';
 import { ImportError, type ImporterItem } from './rows';
 import type { Split } from '../model';
 
-/** An importer item, with the text columns when a worker serialized them. */
-export type PreparedItem = ImporterItem & { text?: EncodedText };
+/** An importer item, with the text columns and step rows when a worker serialized them. */
+export type PreparedItem = ImporterItem & { text?: EncodedText; steps?: StepRows };
 
 export interface ParsedDocument {
   /** sha256 of the file's bytes, hex. */
@@ -168,5 +168,5 @@ function fromReply(m: DocumentReply): ParsedDocument {
 
 function fromWire(item: WireItem): PreparedItem {
   if ('bad' in item) return { at: item.at, error: new ImportError(item.bad.file, item.bad.line, item.bad.reason, item.bad.raw) };
-  return { at: item.at, record: item.steps ? { ...item.record, steps: stepRecords(item.steps) } : item.record, text: item.text };
+  return { at: item.at, record: item.record, text: item.text, steps: item.steps };
 }

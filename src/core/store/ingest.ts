@@ -14,6 +14,7 @@ import { discoverCurves, isLogName } from './curves';
 import { ChunkRows, type ChunkValue } from './chunkRows';
 import { isEncoded, recordText, type EncodedText, type RecordText } from './documentText';
 import { defaultDocumentWorkers, DocumentWorkers, type ParsedDocument, type PreparedItem } from './documentWorkers';
+import { STEP_COLUMNS_TYPE, type StepRows } from './documentWorker';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readJsonlHead, type IgnoredFile } from './importers';
@@ -21,7 +22,7 @@ import { documentTooLarge, maxDocumentBytes } from './importers/documentSize';
 import { DuplicateKeyScan, type ShapeCheck } from './importers/jsonLines';
 import { BULK_OPTIONAL_COLUMNS, type BulkOptionalColumn, type BulkPlan, type FieldMapping, type FormatName, type Importer, type TableReader } from './importers/types';
 import { ROW_GROUP_ROWS, type StoreDb } from './instances';
-import { ImportError, isBad, type ImportedRecord, type RolloutRecord, type SourcePosition } from './rows';
+import { ImportError, int, isBad, unstorable, type ImportedRecord, type RolloutRecord, type SourcePosition } from './rows';
 import { IMPORT_TABLES, NO_ANSWER_SQL } from './schema';
 import { duckdbTableReader } from './tableReader';
 
@@ -438,12 +439,13 @@ export class Ingest {
         groupId,
         sampleIndex,
         rawRef,
+        steps: item.steps,
       }).catch((err: unknown) => {
         // Whatever DuckDB still refuses names the record; the appender is then unusable, so this ends the import.
         throw new ImportError(file, item.at.line ?? null, `the store could not hold this record (${(err as Error).message.split('\n')[0]})`);
       });
       rollouts++;
-      steps += rec.steps?.length ?? 0;
+      steps += rec.steps?.length ?? item.steps?.count ?? 0;
       if (rollouts % 10_000 === 0) opts.onProgress?.({ file, rollouts });
     }
     if (rollouts === 0 && badRecords === 0) return { ...base, status: 'unchanged', resumed: startOffset > 0 };
@@ -710,6 +712,8 @@ interface RowContext {
   groupId: string;
   sampleIndex: number;
   rawRef: string;
+  /** The rollout's steps as a worker serialized them (its record then holds none). */
+  steps?: StepRows;
 }
 
 let floatListType: DuckDBListType | undefined;
@@ -769,6 +773,8 @@ class ChunkWriter {
   /** Rows whose texts came as bytes (from a document worker) go to the appenders a chunk at a time. */
   private rolloutChunks: ChunkRows | undefined;
   private stepChunks: ChunkRows | undefined;
+  /** Step rows of prepared rollouts, as JSON, until the next write (see insertStaged). */
+  private staged: { ids: bigint[]; imports: number[]; steps: string[] } = { ids: [], imports: [], steps: [] };
   private rows = 0;
   private bytes = 0;
   /** `bytes` when the appenders last wrote to the table (see write). */
@@ -807,6 +813,12 @@ class ChunkWriter {
       this.rolloutChunks!.appendedRow();
     }
     this.bytes += encoded ? t.prompt.length + t.response.length : t.promptText.length + t.responseText.length;
+    if (c.steps) {
+      this.staged.ids.push(BigInt(c.id));
+      this.staged.imports.push(c.importId);
+      this.staged.steps.push(c.steps.json);
+      this.bytes += c.steps.json.length;
+    }
     if (rec.steps) {
       const s = this.steps!;
       const chunks = this.stepChunks!;
@@ -832,7 +844,22 @@ class ChunkWriter {
       this.bytes += t.values.length * 4;
     }
     if (++this.rows >= CHUNK_ROWS || this.bytes >= CHUNK_BYTES) await this.flush();
-    else if (encoded && this.bytes - this.written >= WRITE_BYTES) this.write();
+    else if (encoded && this.bytes - this.written >= WRITE_BYTES) await this.write();
+  }
+
+  /** Step rows of the rollouts workers prepared, unnested by DuckDB from their JSON (see StepRows), in one statement. */
+  private async insertStaged(): Promise<void> {
+    const { ids, imports, steps } = this.staged;
+    if (!ids.length) return;
+    this.staged = { ids: [], imports: [], steps: [] };
+    const { DuckDBListValue } = loadDuckDB();
+    await this.conn.run(
+      `insert into step_rows (rollout_id, import_id, turn, role, action_kind, command, exit_code, observation_bytes, format_error, timeout, truncated, tokens)
+       select id, import_id, unnest(range(len(c.role)))::integer, unnest(c.role), unnest(c.actionKind), unnest(c.command), unnest(c.exitCode),
+              unnest(c.observationBytes), unnest(c.formatError), unnest(c.timeout), unnest(c.truncated), unnest(c.tokens)
+       from (select unnest($1::bigint[]) as id, unnest($2::integer[]) as import_id, from_json(unnest($3::varchar[]), ${sqlLiteral(STEP_COLUMNS_TYPE)}) as c)`,
+      [new DuckDBListValue(ids), new DuckDBListValue(imports), new DuckDBListValue(steps)],
+    );
   }
 
   /**
@@ -840,7 +867,8 @@ class ChunkWriter {
    * thread does DuckDB's share of the work while the document workers parse the next
    * files, rather than all of it once they are done.
    */
-  private write(): void {
+  private async write(): Promise<void> {
+    await this.insertStaged();
     this.rolloutChunks!.flush();
     this.stepChunks!.flush();
     this.rollouts!.flushSync();
@@ -857,6 +885,7 @@ class ChunkWriter {
   }
 
   async close(): Promise<void> {
+    await this.insertStaged();
     this.rolloutChunks?.flush();
     this.stepChunks?.flush();
     this.rolloutChunks = this.stepChunks = undefined;
@@ -874,6 +903,7 @@ class ChunkWriter {
   }
 
   async abort(): Promise<void> {
+    this.staged = { ids: [], imports: [], steps: [] };
     try {
       await this.close();
     } catch {
@@ -950,10 +980,6 @@ function appendRow(a: DuckDBAppender, kinds: readonly ColumnKind[], values: read
 /** A finite number, or null (NaN and infinities are stored as null). */
 function num(v: number | null | undefined): number | null {
   return v === null || v === undefined || !Number.isFinite(v) ? null : v;
-}
-/** A whole number (truncated), or null. */
-function int(v: number | null | undefined): number | null {
-  return v === null || v === undefined || !Number.isFinite(v) ? null : Math.trunc(v);
 }
 function json(v: unknown): string | null {
   return v === null || v === undefined ? null : JSON.stringify(v);
@@ -1108,29 +1134,3 @@ function positionOf(at: SourcePosition): string {
   return at.line !== undefined ? `${at.file}:${at.line}` : `${at.file}#${at.record ?? 1}`;
 }
 
-const INT32_MIN = -2147483648;
-const INT32_MAX = 2147483647;
-
-/**
- * A value an importer accepted that the store's integer columns cannot hold (a step of
- * 3e9, a token count past 2^31): a bad record with its line, like a malformed one, so
- * that --on-error skip|quarantine can set it aside. The bulk path sends such files here.
- */
-function unstorable(rec: RolloutRecord, at: SourcePosition): ImportError | null {
-  // Checked without building a list: a trajectory has hundreds of steps.
-  const check = (name: () => string, v: number | null | undefined, required = false): ImportError | null => {
-    if (v === null || v === undefined) return null;
-    // Only the step is required; an optional count that is not a number is stored as null.
-    if (!Number.isFinite(v) ? !required : Math.trunc(v) >= INT32_MIN && Math.trunc(v) <= INT32_MAX) return null;
-    return new ImportError(at.file, at.line ?? null, `${name()} is ${v}, outside the whole numbers the store holds (${INT32_MIN} to ${INT32_MAX})`, undefined);
-  };
-  const top = check(() => 'step', rec.step, true) ?? check(() => 'response tokens', rec.responseTokens) ?? check(() => 'turns', rec.numTurns);
-  if (top) return top;
-  const steps = rec.steps ?? [];
-  for (let i = 0; i < steps.length; i++) {
-    const s = steps[i]!;
-    const bad = check(() => `step ${i} exit code`, s.exitCode) ?? check(() => `step ${i} observation bytes`, s.observationBytes) ?? check(() => `step ${i} tokens`, s.tokens);
-    if (bad) return bad;
-  }
-  return null;
-}

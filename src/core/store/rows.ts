@@ -89,3 +89,35 @@ export type ImporterItem = ImportedRecord | BadRecord;
 export function isBad(item: ImporterItem): item is BadRecord {
   return 'error' in item;
 }
+
+/** A whole number (truncated), or null. */
+export function int(v: number | null | undefined): number | null {
+  return v === null || v === undefined || !Number.isFinite(v) ? null : Math.trunc(v);
+}
+
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+
+/**
+ * A value an importer accepted that the store's integer columns cannot hold (a step of
+ * 3e9, a token count past 2^31): a bad record with its line, like a malformed one, so
+ * that --on-error skip|quarantine can set it aside. The bulk path sends such files here.
+ */
+export function unstorable(rec: RolloutRecord, at: SourcePosition): ImportError | null {
+  // Checked without building a list: a trajectory has hundreds of steps.
+  const check = (name: () => string, v: number | null | undefined, required = false): ImportError | null => {
+    if (v === null || v === undefined) return null;
+    // Only the step is required; an optional count that is not a number is stored as null.
+    if (!Number.isFinite(v) ? !required : Math.trunc(v) >= INT32_MIN && Math.trunc(v) <= INT32_MAX) return null;
+    return new ImportError(at.file, at.line ?? null, `${name()} is ${v}, outside the whole numbers the store holds (${INT32_MIN} to ${INT32_MAX})`, undefined);
+  };
+  const top = check(() => 'step', rec.step, true) ?? check(() => 'response tokens', rec.responseTokens) ?? check(() => 'turns', rec.numTurns);
+  if (top) return top;
+  const steps = rec.steps ?? [];
+  for (let i = 0; i < steps.length; i++) {
+    const s = steps[i]!;
+    const bad = check(() => `step ${i} exit code`, s.exitCode) ?? check(() => `step ${i} observation bytes`, s.observationBytes) ?? check(() => `step ${i} tokens`, s.tokens);
+    if (bad) return bad;
+  }
+  return null;
+}
