@@ -772,7 +772,6 @@ class ChunkWriter {
   private quarantined: DuckDBAppender | undefined;
   /** Rows whose texts came as bytes (from a document worker) go to the appenders a chunk at a time. */
   private rolloutChunks: ChunkRows | undefined;
-  private stepChunks: ChunkRows | undefined;
   /** Step rows of prepared rollouts, as JSON, until the next write (see insertStaged). */
   private staged: { ids: bigint[]; imports: number[]; steps: string[] } = { ids: [], imports: [], steps: [] };
   private rows = 0;
@@ -786,7 +785,6 @@ class ChunkWriter {
     this.rollouts = await this.conn.createAppender('rollout_rows');
     this.steps = await this.conn.createAppender('step_rows');
     this.rolloutChunks = new ChunkRows(this.rollouts);
-    this.stepChunks = new ChunkRows(this.steps);
     this.tokens = await this.conn.createAppender('token_rows');
     this.quarantined = await this.conn.createAppender('quarantine');
   }
@@ -819,17 +817,15 @@ class ChunkWriter {
       this.staged.steps.push(c.steps.json);
       this.bytes += c.steps.json.length;
     }
+    // Steps a record brings itself (parsed on this thread; a worker's come as c.steps).
     if (rec.steps) {
       const s = this.steps!;
-      const chunks = this.stepChunks!;
-      if (!encoded) chunks.appendedRow();
       const id = BigInt(c.id);
       const steps = rec.steps;
       for (let turn = 0; turn < steps.length; turn++) {
         const st = steps[turn]!;
         const values = [id, c.importId, turn, st.role, st.actionKind, st.command ?? null, int(st.exitCode), int(st.observationBytes), st.formatError, st.timeout, st.truncated, int(st.tokens)];
-        if (encoded) chunks.push(values);
-        else appendRow(s, STEP_KINDS, values);
+        appendRow(s, STEP_KINDS, values);
         this.bytes += st.command?.length ?? 0;
       }
     }
@@ -870,7 +866,6 @@ class ChunkWriter {
   private async write(): Promise<void> {
     await this.insertStaged();
     this.rolloutChunks!.flush();
-    this.stepChunks!.flush();
     this.rollouts!.flushSync();
     this.steps!.flushSync();
     this.written = this.bytes;
@@ -887,8 +882,7 @@ class ChunkWriter {
   async close(): Promise<void> {
     await this.insertStaged();
     this.rolloutChunks?.flush();
-    this.stepChunks?.flush();
-    this.rolloutChunks = this.stepChunks = undefined;
+    this.rolloutChunks = undefined;
     this.rollouts?.closeSync();
     this.steps?.closeSync();
     this.tokens?.closeSync();
