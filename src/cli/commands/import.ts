@@ -140,7 +140,9 @@ export const importCommand: Command = {
     } catch (err) {
       if (err instanceof ImportError) {
         process.stderr.write(`\nevotrainer import: ${err.message}\n`);
-        process.stderr.write(abort.signal.aborted ? 'Interrupted: the store is as it was before this import.\n' : 'Nothing was imported. Fix the record, or rerun with --on-error skip|quarantine to set bad records aside.\n');
+        // A record's error can be set aside with --on-error; a file's (an unreadable gzip, a document too large) says itself what to do.
+        const hint = err.line === null ? 'Nothing was imported: the store is as it was before this import.\n' : 'Nothing was imported. Fix the record, or rerun with --on-error skip|quarantine to set bad records aside.\n';
+        process.stderr.write(abort.signal.aborted ? 'Interrupted: the store is as it was before this import.\n' : hint);
         return abort.signal.aborted ? exitCode : 1;
       }
       throw err;

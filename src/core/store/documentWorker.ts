@@ -5,9 +5,10 @@
  * appends. Bundled as dist/store-worker.js.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
+import { readDocumentSync } from './compressed';
 import { encodedRecordText, type EncodedText } from './documentText';
+import { DEFAULT_MAX_DOCUMENT_BYTES } from './importers/documentSize';
 import { importerFor } from './importers';
 import type { FormatName, TableReader } from './importers/types';
 import { int, isBad, unstorable, type RolloutRecord, type SourcePosition, type StepRecord } from './rows';
@@ -19,6 +20,8 @@ export interface DocumentTask {
   format: FormatName;
   split?: Split;
   verdicts?: string;
+  /** The most bytes a document may hold (a .gz file is decompressed up to it). */
+  maxBytes?: number;
 }
 
 /**
@@ -80,7 +83,7 @@ const noTables: TableReader = {
 
 export async function parseDocument(task: DocumentTask): Promise<DocumentReply> {
   try {
-    const content = readFileSync(task.file);
+    const content = readDocumentSync(task.file, task.maxBytes ?? DEFAULT_MAX_DOCUMENT_BYTES);
     const hash = createHash('sha256').update(content).digest('hex');
     const items: WireItem[] = [];
     let last: ReturnType<typeof encodedRecordText> | undefined;

@@ -122,11 +122,11 @@ export class DocumentWorkers {
    * room takes it (else undefined: the caller parses it itself); with `wait`, the least
    * busy worker takes it, started or not.
    */
-  parse(file: string, format: FormatName, opts: { split?: Split; verdicts?: string }, wait: boolean): Promise<ParsedDocument> | undefined {
+  parse(file: string, format: FormatName, opts: { split?: Split; verdicts?: string; maxBytes?: number }, wait: boolean): Promise<ParsedDocument> | undefined {
     const live = this.slots.filter((s) => !s.dead && (wait || (s.ready && s.pending.size < PER_WORKER)));
     if (!live.length) return undefined;
     const slot = live.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
-    const task: DocumentTask = { id: this.nextId++, file, format, split: opts.split, verdicts: opts.verdicts };
+    const task: DocumentTask = { id: this.nextId++, file, format, split: opts.split, verdicts: opts.verdicts, maxBytes: opts.maxBytes };
     const done = new Promise<ParsedDocument>((resolve, reject) => this.waiting.set(task.id, { resolve, reject }));
     done.catch(() => undefined); // awaited in turn, unless the import stops first
     slot.pending.add(task.id);
@@ -135,8 +135,8 @@ export class DocumentWorkers {
   }
 
   /** Parses `file` on this thread, as a worker would (while the workers are starting). */
-  static async parseHere(file: string, format: FormatName, opts: { split?: Split; verdicts?: string }): Promise<ParsedDocument> {
-    return fromReply(await parseDocument({ id: 0, file, format, split: opts.split, verdicts: opts.verdicts }));
+  static async parseHere(file: string, format: FormatName, opts: { split?: Split; verdicts?: string; maxBytes?: number }): Promise<ParsedDocument> {
+    return fromReply(await parseDocument({ id: 0, file, format, split: opts.split, verdicts: opts.verdicts, maxBytes: opts.maxBytes }));
   }
 
   private settle(slot: Slot, m: DocumentReply): void {

@@ -4,8 +4,8 @@
  * lands or nothing does.
  */
 import { createHash, webcrypto } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBAppender, DuckDBConnection, DuckDBListType, DuckDBValue } from '@duckdb/node-api';
 import { loadDuckDB } from './duckdb';
@@ -18,7 +18,8 @@ import { STEP_COLUMNS_TYPE, type StepRows } from './documentWorker';
 import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readJsonlHead, type IgnoredFile } from './importers';
-import { documentTooLarge, maxDocumentBytes } from './importers/documentSize';
+import { documentTooLarge, isTooLarge, maxDocumentBytes } from './importers/documentSize';
+import { documentBytes, isGzip, readDocument, readDocumentSync, uncompressedName } from './compressed';
 import { DuplicateKeyScan, type ShapeCheck } from './importers/jsonLines';
 import { BULK_OPTIONAL_COLUMNS, type BulkOptionalColumn, type BulkPlan, type FieldMapping, type FormatName, type Importer, type TableReader } from './importers/types';
 import { ROW_GROUP_ROWS, type StoreDb } from './instances';
@@ -217,7 +218,8 @@ export class Ingest {
     try {
       // The bulk path runs in autocommit (DuckDB then writes row groups in parallel as it
       // reads); its rows stay invisible until the imports are recorded below.
-      const bulkable = (t: (typeof todo)[number]) => t.importer.bulk !== undefined && opts.bulk !== false && t.importer.followable;
+      // (DuckDB would read a .gz itself, but the plan's hashing, line counts and shape scan read plain bytes)
+      const bulkable = (t: (typeof todo)[number]) => t.importer.bulk !== undefined && opts.bulk !== false && t.importer.followable && !isGzip(t.file);
       const { results, stream, notes } = await this.importBulk(todo.filter(bulkable), opts, batch);
       results.forEach(add);
       if (notes.length) summary.notes = notes;
@@ -235,7 +237,7 @@ export class Ingest {
       workers = offThread.length ? DocumentWorkers.acquire(count) : undefined;
       const window = workers ? PARSE_AHEAD : READ_AHEAD;
       const ahead = new Map<string, Promise<ParsedDocument>>();
-      const parseOpts = { split: opts.split, verdicts: opts.verdicts };
+      const parseOpts = { split: opts.split, verdicts: opts.verdicts, maxBytes: batch.maxDocumentBytes };
       // Given a number of workers, they parse every document; by default this thread parses
       // the files whose turn comes before a worker has started.
       const share = opts.workers === undefined;
@@ -244,7 +246,7 @@ export class Ingest {
         const next = streaming.slice(i, i + window).filter((n) => !ahead.has(n.file) && readsAhead(n, batch));
         for (const n of next) {
           if (!workers || !n.importer.offThread) {
-            ahead.set(n.file, readWholeDocument(n.file));
+            ahead.set(n.file, readWholeDocument(n.file, batch.maxDocumentBytes));
             continue;
           }
           const parsed = workers.parse(n.file, n.importer.format, parseOpts, !share);
@@ -343,7 +345,8 @@ export class Ingest {
     const previous = batch.previous.get(`${run}\0${file}`);
     // The same file, untouched since it was imported: nothing to read (unless it was set aside for its size: the limit may be higher now).
     if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs && !previous.content_hash.startsWith(OVER_LIMIT)) return { ...base, status: 'unchanged' };
-    const tooLarge = !importer.followable && path.extname(file) !== '.parquet' ? documentTooLarge(file, size, batch.maxDocumentBytes) : null;
+    // (a .gz document is held to it as it is decompressed)
+    const tooLarge = !importer.followable && path.extname(file) !== '.parquet' && !isGzip(file) ? documentTooLarge(file, size, batch.maxDocumentBytes) : null;
     if (tooLarge) return this.setAsideTooLarge(tooLarge, base, run, size, mtimeMs, opts, batch, writer);
     let content: Buffer | undefined;
     /** The file's items, when they were parsed ahead (by a worker, or this thread while the workers were busy). */
@@ -357,20 +360,26 @@ export class Ingest {
     /** The hash of a file read whole. */
     let full = '';
     if (!importer.followable) {
-      if (document) {
-        // Read and hashed ahead, perhaps parsed too (see import).
-        ({ content, hash: full, items: prepared, worker: parsedByWorker } = await document);
-      } else if (path.extname(file) === '.parquet') {
-        for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
-        full = hash.digest('hex');
-      } else {
-        // Whole documents: read once, hash the bytes, hand them to the importer.
-        content = readFileSync(file);
-        full = hash.update(content).digest('hex');
+      try {
+        if (document) {
+          // Read and hashed ahead, perhaps parsed too (see import).
+          ({ content, hash: full, items: prepared, worker: parsedByWorker } = await document);
+        } else if (path.extname(file) === '.parquet') {
+          for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
+          full = hash.digest('hex');
+        } else {
+          // Whole documents: read once (a .gz decompressed), hash the bytes, hand them to the importer.
+          content = readDocumentSync(file, batch.maxDocumentBytes);
+          full = hash.update(content).digest('hex');
+        }
+      } catch (err) {
+        // A .gz that decompressed past the limit.
+        if (isTooLarge(err)) return this.setAsideTooLarge(err, base, run, size, mtimeMs, opts, batch, writer);
+        throw err;
       }
       hashed = size;
       if (batch.hashes.has(`${run}:${full}`)) return { ...base, status: 'unchanged' };
-    } else if (previous?.end_offset && size >= previous.end_offset) {
+    } else if (previous?.end_offset && (size >= previous.end_offset || isGzip(file))) {
       // A live file: continue after the last complete line if what was read then is unchanged.
       const prefix = await hashPrefix(file, previous.end_offset);
       if (prefix.copy().digest('hex') === previous.content_hash) {
@@ -1006,12 +1015,12 @@ function readsAhead(t: { file: string; importer: Importer; run: string }, batch:
     return false; // importFile reports it
   }
   const previous = batch.previous.get(`${t.run}\0${t.file}`);
-  return st.size <= Math.min(READ_AHEAD_MAX_BYTES, batch.maxDocumentBytes) && !(previous && previous.file_size === st.size && previous.file_mtime_ms === st.mtimeMs);
+  return documentBytes(t.file, st.size) <= Math.min(READ_AHEAD_MAX_BYTES, batch.maxDocumentBytes) && !(previous && previous.file_size === st.size && previous.file_mtime_ms === st.mtimeMs);
 }
 
 /** Reads and hashes a file off this thread (libuv's pool). */
-function readWholeDocument(file: string): Promise<ParsedDocument> {
-  const doc = readFile(file).then(async (content) => ({ content, hash: Buffer.from(await webcrypto.subtle.digest('SHA-256', content)).toString('hex') }));
+function readWholeDocument(file: string, maxBytes: number): Promise<ParsedDocument> {
+  const doc = readDocument(file, maxBytes).then(async (content) => ({ content, hash: Buffer.from(await webcrypto.subtle.digest('SHA-256', content)).toString('hex') }));
   doc.catch(() => undefined); // awaited by importFile, unless the import stops first
   return doc;
 }
@@ -1028,7 +1037,7 @@ function trace(what: string): void {
 
 /** The run name a path implies: `…/my-run/rollout_data/12.jsonl` given as `…/my-run` → `my-run`. */
 function defaultRunName(root: string): string {
-  const base = path.basename(path.resolve(root)).replace(/\.(jsonl|json|parquet|traj)$/, '');
+  const base = path.basename(uncompressedName(path.resolve(root))).replace(/\.(jsonl|json|parquet|traj)$/, '');
   return base || 'default';
 }
 

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { shQuote } from '../../../src/core/jobs/quote';
 import { discover } from '../../../src/core/store/importers';
 import { externalDir, requireSharedData } from '../../helpers/data';
 import { tempDir } from '../../helpers/tmp';
@@ -52,19 +54,30 @@ describe('discovering the files of a dump folder', () => {
     assert.deepEqual((await discover([dir], 'verl')).files.map((f) => path.basename(f.file)), ['1.jsonl', '2.jsonl']);
   });
 
-  it('names compressed dumps with the command that decompresses each, in a folder and given alone', async () => {
+  it('reads gzip dumps by their uncompressed name; names the other compressions with the command that decompresses each, in a folder and given alone', async () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'rollout_data'));
-    writeFileSync(path.join(dir, 'rollout_data', "1 it's.jsonl.gz"), 'not read');
+    const verl = path.join(dir, 'rollout_data', '1.jsonl');
+    writeFileSync(verl, `${JSON.stringify({ input: 'q', output: 'a', score: 1, step: 1 })}\n`);
+    assert.equal(spawnSync('gzip', [verl]).status, 0);
     writeFileSync(path.join(dir, 'rollout_data', '2.jsonl.zst'), 'not read');
+    writeFileSync(path.join(dir, 'rollout_data', "3 it's.jsonl.gz"), 'not gzip');
     writeFileSync(path.join(dir, 'rollout_data', 'notes.txt.gz'), 'not a dump');
+    mkdirSync(path.join(dir, 'trl'));
+    writeFileSync(path.join(dir, 'trl', 'completions_1.parquet.gz'), 'not read');
     const { files, ignored } = await discover([dir]);
-    assert.deepEqual(files, []);
-    const gz = path.join(dir, 'rollout_data', "1 it's.jsonl.gz");
+    assert.deepEqual(files.map((f) => [path.basename(f.file), f.importer.format]), [['1.jsonl.gz', 'verl']]);
+    const zst = path.join(dir, 'rollout_data', '2.jsonl.zst');
+    const bad = path.join(dir, 'rollout_data', "3 it's.jsonl.gz");
+    const parquet = path.join(dir, 'trl', 'completions_1.parquet.gz');
     assert.deepEqual(ignored.map((f) => [path.basename(f.file), f.reason]), [
-      ["1 it's.jsonl.gz", `compressed (.gz): import reads uncompressed files; decompress it first (gunzip -k '${gz.replace(/'/g, `'\\''`)}')`],
-      ['2.jsonl.zst', `compressed (.zst): import reads uncompressed files; decompress it first (zstd -d ${path.join(dir, 'rollout_data', '2.jsonl.zst')})`],
+      ['2.jsonl.zst', `compressed (.zst): import reads plain and gzip-compressed files; decompress it first (zstd -d ${zst})`],
+      ['completions_1.parquet.gz', `compressed (.gz): Parquet is read uncompressed (it compresses its own columns); decompress it first (gunzip -k ${parquet})`],
+      ["3 it's.jsonl.gz", `not a readable gzip file (incorrect header check); check it with: gzip -t ${shQuote(bad)}; what it holds up to the damage can be written out with: gzip -dc ${shQuote(bad)} > ${shQuote(bad.slice(0, -3))} (then import that)`],
     ]);
-    await assert.rejects(discover([gz]), (e: Error) => e.message === `${gz}: ${ignored[0]!.reason}`);
+    for (const f of [zst, parquet]) await assert.rejects(discover([f]), (e: Error) => e.message === `${f}: ${ignored.find((i) => i.file === f)!.reason}`);
+    await assert.rejects(discover([bad]), (e: Error) => e.message === `${bad}: ${ignored[2]!.reason}`);
+    // --format takes a .jsonl.gz as a .jsonl.
+    assert.deepEqual((await discover([path.join(dir, 'rollout_data')], 'jsonl')).files.map((f) => path.basename(f.file)), ['1.jsonl.gz']);
   });
 });

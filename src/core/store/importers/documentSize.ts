@@ -46,13 +46,25 @@ function roomFor(size: number): string {
   return size >= 1024 ** 3 ? `${Math.ceil(size / 1024 ** 3)}G` : `${Math.ceil(size / 1024 ** 2) + 1}M`;
 }
 
-/** Why a whole-document file of `size` bytes is refused under `limit`, or null when it fits. */
-export function documentTooLarge(file: string, size: number, limit: number): ImportError | null {
+/**
+ * Why a whole-document file of `size` bytes is refused under `limit`, or null when it fits.
+ * `uncompressed`: the size is a gzip file's uncompressed one (`atLeast`: it decompressed
+ * past the limit, its whole size unknown).
+ */
+export function documentTooLarge(file: string, size: number, limit: number, how: { uncompressed?: boolean; atLeast?: boolean } = {}): ImportError | null {
   if (size <= limit) return null;
+  const what = how.atLeast ? `over ${formatBytes(limit)} uncompressed` : `${formatBytes(size)} (${size} bytes)${how.uncompressed ? ' uncompressed' : ''}`;
   return new ImportError(
     file,
     null,
-    `${formatBytes(size)} (${size} bytes), over the ${formatBytes(limit)} limit on a file read whole (a trajectory or JSON document is parsed in memory at once); ` +
+    `${what}, over the ${formatBytes(limit)} ${TOO_LARGE} (a trajectory or JSON document is parsed in memory at once); ` +
       `to import it, raise the limit: --max-document-size ${roomFor(size)} (or ${MAX_DOCUMENT_ENV}=${roomFor(size)}); to import the rest without it, --on-error skip or quarantine`,
   );
+}
+
+const TOO_LARGE = 'limit on a file read whole';
+
+/** Whether an error is documentTooLarge's (also after it crossed from a worker thread). */
+export function isTooLarge(err: unknown): err is ImportError {
+  return err instanceof ImportError && err.line === null && err.reason.includes(`, over the `) && err.reason.includes(TOO_LARGE);
 }

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { genericJsonlImporter } from './genericJsonl';
@@ -10,6 +10,8 @@ import { sweAgentImporter } from './sweAgent';
 import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
 import { shQuote } from '../../jobs/quote';
+import { gzipHead, isGzip, uncompressedName } from '../compressed';
+import { ImportError } from '../rows';
 import { compareNames, posix } from './util';
 import { verifiersImporter } from './verifiers';
 import { verlImporter } from './verl';
@@ -26,14 +28,19 @@ export function importerFor(format: FormatName): Importer {
   return imp;
 }
 
-const DATA_FILE = /\.(jsonl|json|parquet|traj)$/;
-/** Data files compressed: import reads them uncompressed only, and says so with the command that decompresses one. */
-const COMPRESSED_DATA_FILE = /\.(jsonl|json|parquet|traj)\.(gz|zst|bz2|xz)$/;
+/** Data files: plain, or gzip-compressed JSON (read through gunzip, see compressed.ts). */
+const DATA_FILE = /\.(jsonl|json|parquet|traj)$|\.(jsonl|json|traj)\.gz$/;
+/**
+ * Data files compressed otherwise (Node has no zstd, bzip2 or xz decoder; a Parquet file
+ * compresses its own columns): listed, with the command that decompresses one.
+ */
+const COMPRESSED_DATA_FILE = /\.(jsonl|json|parquet|traj)\.(zst|bz2|xz)$|\.parquet\.gz$/;
 const DECOMPRESS: Record<string, string> = { gz: 'gunzip -k', zst: 'zstd -d', bz2: 'bunzip2 -k', xz: 'unxz -k' };
 
 function compressedReason(file: string): string {
   const ext = file.slice(file.lastIndexOf('.') + 1);
-  return `compressed (.${ext}): import reads uncompressed files; decompress it first (${DECOMPRESS[ext]} ${shQuote(file)})`;
+  const reads = ext === 'gz' ? 'Parquet is read uncompressed (it compresses its own columns)' : 'import reads plain and gzip-compressed files';
+  return `compressed (.${ext}): ${reads}; decompress it first (${DECOMPRESS[ext]} ${shQuote(file)})`;
 }
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.evotrainer', '__pycache__']);
 
@@ -95,7 +102,7 @@ export function notRegular(file: string, st: Stats): Error {
 // Synchronous: thousands of small reads cost more in thread-pool round trips than they block.
 // O_NONBLOCK: a path swapped for a FIFO after it was checked cannot block the open; fstat then refuses it.
 export function readHead(file: string, bytes = 64 * 1024): string {
-  return readHeadBytes(file, bytes, false).toString('utf8');
+  return (isGzip(file) ? gzipHeadOf(file, bytes, false) : readHeadBytes(file, bytes, false)).toString('utf8');
 }
 
 /**
@@ -105,7 +112,14 @@ export function readHead(file: string, bytes = 64 * 1024): string {
  * recognized by, and its bulk plan made from.
  */
 export function readJsonlHead(file: string, bytes = 64 * 1024): string {
-  return readHeadBytes(file, bytes, true).toString('utf8');
+  return (isGzip(file) ? gzipHeadOf(file, bytes, true) : readHeadBytes(file, bytes, true)).toString('utf8');
+}
+
+/** A gzip file's uncompressed head (see gzipHead), after the checks readHeadBytes makes of a plain file. */
+function gzipHeadOf(file: string, bytes: number, wholeFirstLine: boolean): Buffer {
+  const st = statSync(file);
+  if (!st.isFile()) throw notRegular(file, st);
+  return gzipHead(file, bytes, wholeFirstLine, wholeFirstLine ? FIRST_LINE_MAX : bytes);
 }
 
 /** The most of a first line that readJsonlHead reads. */
@@ -185,16 +199,26 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
     else throw notRegular(root, st);
     for (const file of candidates) {
       // JSONL lines can be long (verl's score comes after the full response); documents say what they are early.
-      const ext = path.extname(file);
-      const text = ext === '.parquet' ? '' : ext === '.jsonl' ? readJsonlHead(file) : readHead(file, 8 * 1024);
+      const ext = path.extname(uncompressedName(file));
+      let text: string;
+      try {
+        text = ext === '.parquet' ? '' : ext === '.jsonl' ? readJsonlHead(file) : readHead(file, 8 * 1024);
+      } catch (err) {
+        // A .gz that is not gzip (or is damaged at its start): said of that file, the rest imported.
+        if (!(err instanceof ImportError) || !st.isDirectory()) throw err;
+        ignored.push({ file, reason: err.reason });
+        continue;
+      }
       // --format on a folder: every file of the format's kind, whatever the layout, except
       // the verdict and metadata files that go with the rollouts.
-      const forcedHere = forced && (!st.isDirectory() || forced.matches(file, text) || (FORMAT_FILES[forced.format].re.test(posix(file)) && !/"(resolved_ids|unresolved_ids|error_ids)"\s*:/.test(text) && path.basename(file) !== 'metadata.json'));
-      const importer = forced ? (forcedHere ? forced : undefined) : IMPORTERS.find((i) => i.matches(file, text));
+      // A layout is recognized by the uncompressed name (`12.jsonl.gz` is verl's `12.jsonl`).
+      const name = uncompressedName(file);
+      const forcedHere = forced && (!st.isDirectory() || forced.matches(name, text) || (FORMAT_FILES[forced.format].re.test(posix(name)) && !/"(resolved_ids|unresolved_ids|error_ids)"\s*:/.test(text) && path.basename(name) !== 'metadata.json'));
+      const importer = forced ? (forcedHere ? forced : undefined) : IMPORTERS.find((i) => i.matches(name, text));
       if (importer) files.push({ file, importer, root });
       else if (!st.isDirectory()) {
         throw new Error(`${file}: not a recognized rollout dump (${IMPORTERS.filter((i) => i.format !== 'jsonl').map((i) => i.format).join(', ')}); pass --format, or --format jsonl with --map for other JSONL`);
-      } else ignored.push({ file, reason: whyIgnored(file, text, forced) });
+      } else ignored.push({ file, reason: whyIgnored(name, text, forced) });
     }
   }
   return { files, ignored };

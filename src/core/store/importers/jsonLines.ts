@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { readBytes } from '../compressed';
 import { parsePythonJson } from './pythonJson';
 
 export interface JsonLine {
@@ -37,8 +37,8 @@ export async function* readJsonLines(file: string, startOffset = 0, startLine = 
   let line = startLine;
   /** The previous chunk ended in CR: an LF starting this one belongs to that line end. */
   let afterCR = false;
-  const stream = createReadStream(file, { start: startOffset, highWaterMark: 1 << 20 });
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
+  // (a .gz file's uncompressed bytes: its lines and offsets are those of the text it compresses)
+  for await (const chunk of readBytes(file, startOffset)) {
     onChunk?.(chunk);
     let from = 0;
     if (afterCR && chunk.length && chunk[0] === NL) {

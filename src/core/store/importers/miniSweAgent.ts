@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readWhole } from '../compressed';
 import path from 'node:path';
 import type { RolloutRecord, StepRecord } from '../rows';
 import { classifyCommand, extractBashBlock } from './actions';
@@ -67,7 +67,7 @@ export const miniSweAgentImporter: Importer = {
   async *read(file, opts) {
     let doc: unknown;
     try {
-      doc = JSON.parse(opts.content ? opts.content.toString('utf8') : await readFile(file, 'utf8'));
+      doc = JSON.parse((opts.content ?? readWhole(file)).toString('utf8'));
     } catch (err) {
       yield bad(file, 1, `not a valid JSON document (${(err as Error).message})`);
       return;
@@ -84,7 +84,7 @@ export const miniSweAgentImporter: Importer = {
     }
     const msgs = messages as Message[];
     const info = isRecord(doc.info) ? doc.info : {};
-    const instanceId = typeof doc.instance_id === 'string' ? doc.instance_id : path.basename(file).replace(/\.traj\.json$/, '');
+    const instanceId = typeof doc.instance_id === 'string' ? doc.instance_id : path.posix.basename(posix(file)).replace(/\.traj\.json$/, '');
     const promptEnd = Math.min(2, msgs.length);
     const steps: StepRecord[] = [];
     const base = { command: null, exitCode: null, observationBytes: null, formatError: false, timeout: false, truncated: false, tokens: null };

@@ -25,7 +25,7 @@
  * trajectories; `reward` is the trajectory's.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readWhole } from '../compressed';
 import path from 'node:path';
 import type { Split } from '../../model';
 import { ImportError, type ImporterItem, type RolloutRecord, type StepRecord } from '../rows';
@@ -66,7 +66,7 @@ export const rllmImporter: Importer = {
 async function* readEpisode(file: string, opts: ReadOptions): AsyncGenerator<ImporterItem> {
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = (opts.content ?? readWhole(file)).toString('utf8');
   } catch (err) {
     throw new ImportError(file, null, `cannot read rLLM episode file: ${(err as Error).message}`);
   }

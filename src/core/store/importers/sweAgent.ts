@@ -16,7 +16,7 @@
  * no verdict: `correct` is null unless a SWE-bench report or run summary names the
  * instance (see sweVerdicts.ts).
  */
-import { readFile } from 'node:fs/promises';
+import { readWhole } from '../compressed';
 import path from 'node:path';
 import { ImportError, type ImporterItem, type RolloutRecord, type StepRecord } from '../rows';
 import { classifyCommand, type ActionKind } from './actions';
@@ -61,7 +61,7 @@ export const sweAgentImporter: Importer = {
 async function* readTraj(file: string, opts: ReadOptions): AsyncGenerator<ImporterItem> {
   let text: string;
   try {
-    text = opts.content ? opts.content.toString('utf8') : await readFile(file, 'utf8');
+    text = (opts.content ?? readWhole(file)).toString('utf8');
   } catch (err) {
     throw new ImportError(file, null, `cannot read SWE-agent trajectory: ${(err as Error).message}`);
   }
@@ -85,7 +85,7 @@ async function* readTraj(file: string, opts: ReadOptions): AsyncGenerator<Import
   const entries = data.trajectory as Obj[];
   const info = isRecord(data.info) ? data.info : {};
   const history = Array.isArray(data.history) ? data.history.filter(isRecord) : [];
-  const instanceId = path.basename(file).replace(/\.traj$/, '');
+  const instanceId = path.posix.basename(posix(file)).replace(/\.traj$/, '');
 
   let verdict: Verdict | null;
   try {

@@ -1,10 +1,15 @@
+import { uncompressedName } from '../compressed';
 import { ImportError, type ImporterItem, type SourcePosition } from '../rows';
 
 /** Compares file names in natural order (2 before 10), with one collator for every comparison. */
 export const compareNames = new Intl.Collator('en', { numeric: true }).compare;
 
+/**
+ * The path a file's layout is read from: forward slashes, and a gzip-compressed data file
+ * under its uncompressed name (`12.jsonl.gz` is verl's step 12, see compressed.ts).
+ */
 export function posix(file: string): string {
-  return file.replace(/\\/g, '/');
+  return uncompressedName(file).replace(/\\/g, '/');
 }
 
 export function isRecord(v: unknown): v is Record<string, unknown> {

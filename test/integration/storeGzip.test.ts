@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { shQuote } from '../../src/core/jobs/quote';
+import { ImportError } from '../../src/core/store/rows';
+import type { RolloutStore } from '../../src/core/store/store';
+import { externalDir, fixtures, requireSharedData, sweDir } from '../helpers/data';
+import { withStore } from '../helpers/store';
+import { repoRoot, tempDir } from '../helpers/tmp';
+
+requireSharedData();
+
+const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
+
+/** Compresses `file` in place with the gzip program (file → file.gz), as a user would. */
+function gzip(file: string, ...flags: string[]): string {
+  const r = spawnSync('gzip', [...flags, file], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `gzip ${file}: ${r.stderr}`);
+  return `${file}.gz`;
+}
+
+/** Every file under `dir` that is a dump (not the metadata read beside one), compressed in place. */
+function gzipDumps(dir: string): void {
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    const p = path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name);
+    if (e.isFile() && /\.(jsonl|traj|traj\.json)$/.test(e.name)) gzip(p);
+  }
+}
+
+const ROLLOUT_COLS = `run_id, framework, step, split, prompt_id, group_id, sample_index, prompt, response, ground_truth, reward, reward_components::json::varchar as rc,
+  correct, extracted_answer, stop_reason, response_tokens, num_turns, data_source, env_class, extra`;
+
+/** The rows an import stored, comparable across two folders: record references relative to `root`, `.gz` dropped. */
+async function stored(s: RolloutStore, root: string): Promise<{ rollouts: unknown[]; steps: unknown[]; hashes: string[] }> {
+  const ref = (r: unknown) => path.relative(root, String(r)).replace(/\.gz(?=[#:]|$)/, '');
+  const rollouts = (await s.all(`select ${ROLLOUT_COLS}, raw_ref from rollouts`))
+    .map((r) => ({ ...r, rc: r.rc === null ? null : JSON.parse(r.rc as string), raw_ref: ref(r.raw_ref) }))
+    .sort((a, b) => (a.raw_ref < b.raw_ref ? -1 : a.raw_ref > b.raw_ref ? 1 : 0));
+  const steps = (await s.all(`select r.raw_ref, s.* exclude (rollout_id) from steps s join rollouts r on r.id = s.rollout_id order by r.raw_ref, s.turn`)).map((r) => ({ ...r, raw_ref: ref(r.raw_ref) }));
+  const hashes = (await s.all<{ h: string }>(`select content_hash as h from imports`)).map((r) => r.h).sort();
+  return { rollouts, steps, hashes };
+}
+
+describe('gzip-compressed dumps (real files compressed with gzip)', () => {
+  it('import as the files they compress: the same rows, steps and content hashes; lines are the uncompressed text’s', async () => {
+    const root = tempDir('evotrainer-gz-');
+    const plain = path.join(root, 'plain');
+    mkdirSync(plain);
+    cpSync(path.join(externalDir, 'mini-swe-agent-v2'), path.join(plain, 'mini'), { recursive: true });
+    cpSync(path.join(externalDir, 'verifiers', 'math_python'), path.join(plain, 'math_python'), { recursive: true });
+    mkdirSync(path.join(plain, 'swe'));
+    copyFileSync(path.join(externalDir, 'swe-agent', 'demos', 'ctf_web', 'i_got_id_demo.traj'), path.join(plain, 'swe', 'i_got_id_demo.traj'));
+    cpSync(path.join(fixtures, 'verl'), path.join(plain, 'verl'), { recursive: true });
+    const packed = path.join(root, 'packed');
+    cpSync(plain, packed, { recursive: true });
+    gzipDumps(packed);
+
+    const want = await withStore(path.join(root, 'plain.duckdb'), async (s) => {
+      const r = await s.import([plain], { run: 'r' });
+      assert.equal(r.rollouts, 24);
+      return stored(s, plain);
+    });
+    const got = await withStore(path.join(root, 'packed.duckdb'), async (s) => {
+      const r = await s.import([packed], { run: 'r' });
+      // Each by its uncompressed name's layout; the bulk path reads plain files only.
+      assert.deepEqual(
+        r.files.map((f) => [path.relative(packed, f.file), f.format, f.reader, f.rollouts]),
+        [
+          ['math_python/results.jsonl.gz', 'verifiers', 'stream', 15],
+          ['mini/astropy__astropy-12907.traj.json.gz', 'mini-swe-agent', 'stream', 1],
+          ['swe/i_got_id_demo.traj.gz', 'swe-agent', 'stream', 1],
+          ['verl/rollout_data/12.jsonl.gz', 'verl', 'stream', 6],
+          ['verl/validation_data/12.jsonl.gz', 'verl', 'stream', 1],
+        ],
+      );
+      assert.deepEqual(r.ignored.map((f) => path.relative(packed, f.file)), ['math_python/metadata.json']);
+      return stored(s, packed);
+    });
+    assert.deepEqual(got.rollouts, want.rollouts);
+    assert.deepEqual(got.steps, want.steps);
+    assert.deepEqual(got.hashes, want.hashes, 'the content hash is the uncompressed bytes’');
+    // verl's step comes from the name: 12.jsonl.gz is step 12.
+    assert.deepEqual([...new Set((got.rollouts as { step: number; framework: string }[]).filter((r) => r.framework === 'verl').map((r) => Number(r.step)))], [12]);
+  });
+
+  it('a folder of trajectories is parsed by the document workers the same as its plain copy', async () => {
+    const root = tempDir('evotrainer-gz-swe-');
+    const names = readdirSync(path.join(sweDir, 'trajs')).sort().slice(0, 12);
+    for (const side of ['plain', 'packed']) {
+      mkdirSync(path.join(root, side, 'trajs'), { recursive: true });
+      // The SWE-bench reports beside them give the verdicts.
+      cpSync(path.join(sweDir, 'reports'), path.join(root, side, 'reports'), { recursive: true });
+      for (const n of names) copyFileSync(path.join(sweDir, 'trajs', n), path.join(root, side, 'trajs', n));
+    }
+    gzipDumps(path.join(root, 'packed', 'trajs'));
+    const [want, got] = await Promise.all(
+      ['plain', 'packed'].map((side) =>
+        withStore(path.join(root, `${side}.duckdb`), async (s) => {
+          const r = await s.import([path.join(root, side, 'trajs')], { run: 'swe', workers: 2 });
+          assert.equal(r.rollouts, 12);
+          assert.ok(r.files.every((f) => f.worker), 'every file parsed by a worker');
+          return stored(s, path.join(root, side));
+        }),
+      ),
+    );
+    const noReportPath = (rows: unknown[]) => rows.map((r) => ({ ...(r as object), extra: String((r as { extra: string }).extra).replace(/"verdict_file":"[^"]*"/, '') }));
+    assert.deepEqual(noReportPath(got!.rollouts), noReportPath(want!.rollouts));
+    assert.ok((want!.rollouts as { correct: boolean | null }[]).some((r) => r.correct !== null), 'the verdicts were found beside the compressed trajectories too');
+    assert.deepEqual(got!.steps, want!.steps);
+    assert.deepEqual(got!.hashes, want!.hashes);
+  });
+
+  it('a live .jsonl.gz that gained a gzip member continues where the last import stopped; its plain copy is the same import', async () => {
+    const root = tempDir('evotrainer-gz-live-');
+    const dir = path.join(root, 'math_python');
+    mkdirSync(dir);
+    copyFileSync(path.join(externalDir, 'verifiers', 'math_python', 'metadata.json'), path.join(dir, 'metadata.json'));
+    const lines = readFileSync(path.join(externalDir, 'verifiers', 'math_python', 'results.jsonl'), 'utf8').split(/(?<=\n)/);
+    const gz = path.join(dir, 'results.jsonl.gz');
+    writeFileSync(gz, gzipSync(lines.slice(0, 8).join('')));
+    await withStore(path.join(root, 's.duckdb'), async (s) => {
+      assert.equal((await s.import([dir])).rollouts, 8);
+      // What `gzip -c more >> results.jsonl.gz` does: a second member, the file's text grows.
+      appendFileSync(gz, gzipSync(lines.slice(8).join('')));
+      const more = await s.import([dir]);
+      assert.deepEqual([more.rollouts, more.files[0]!.resumed], [7, true]);
+      assert.deepEqual((await s.all<{ raw_ref: string }>(`select raw_ref from rollouts order by id`)).map((r) => path.basename(r.raw_ref)), lines.map((_, i) => `results.jsonl.gz:${i + 1}`));
+      assert.deepEqual((await s.import([dir])).files.map((f) => f.status), ['unchanged']);
+      writeFileSync(path.join(dir, 'results.jsonl'), lines.join(''));
+      const copy = await s.import([dir]);
+      assert.deepEqual([copy.rollouts, copy.files.map((f) => f.status)], [0, ['unchanged', 'unchanged']]);
+      assert.equal((await s.counts()).rollouts, 15);
+    });
+  });
+
+  it('a damaged or mislabelled .gz is said of that file with how to check and recover it; nothing lands', async () => {
+    const root = tempDir('evotrainer-gz-bad-');
+    const dir = path.join(root, "run's dump");
+    mkdirSync(dir);
+    copyFileSync(path.join(externalDir, 'verifiers', 'math_python', 'metadata.json'), path.join(dir, 'metadata.json'));
+    const whole = gzipSync(readFileSync(path.join(externalDir, 'verifiers', 'math_python', 'results.jsonl')));
+    const cut = path.join(dir, 'results.jsonl.gz');
+    writeFileSync(cut, whole.subarray(0, whole.length >> 1)); // a copy that stopped halfway
+    const notGzip = path.join(root, '3.jsonl.gz');
+    writeFileSync(notGzip, '{"input": "not compressed at all"}\n');
+    const traj = path.join(root, 'trajs', 'astropy__astropy-12907.traj.json.gz');
+    mkdirSync(path.dirname(traj));
+    const doc = gzipSync(readFileSync(path.join(externalDir, 'mini-swe-agent-v2', 'astropy__astropy-12907.traj.json')));
+    writeFileSync(traj, doc.subarray(0, doc.length - 100));
+    await withStore(path.join(root, 's.duckdb'), async (s) => {
+      for (const [file, why] of [[cut, 'unexpected end of file'], [traj, 'unexpected end of file'], [notGzip, 'incorrect header check']] as const) {
+        await assert.rejects(s.import([file === cut ? dir : file]), (err: Error) => {
+          assert.ok(err instanceof ImportError, err.message);
+          assert.equal(err.file, file);
+          assert.match(err.reason, new RegExp(`^not a readable gzip file \\(${why}\\); check it with: gzip -t `));
+          assert.ok(err.reason.includes(`gzip -t ${shQuote(file)}`), err.reason);
+          assert.ok(err.reason.includes(`gzip -dc ${shQuote(file)} > ${shQuote(file.slice(0, -3))}`), err.reason);
+          return true;
+        });
+      }
+      assert.equal((await s.counts()).rollouts, 0, 'the lines before the damage did not land either');
+      // In a folder, a .gz that is not gzip at all is listed with the reason; the rest imports.
+      writeFileSync(cut, whole);
+      rmSync(notGzip);
+      writeFileSync(path.join(dir, 'notes.jsonl.gz'), 'plain text');
+      const r = await s.import([dir]);
+      assert.equal(r.rollouts, 15);
+      assert.deepEqual(r.ignored.map((f) => [path.basename(f.file), f.reason.split(';')[0]]), [
+        ['metadata.json', 'vf-eval metadata: read with the results.jsonl beside it'],
+        ['notes.jsonl.gz', 'not a readable gzip file (incorrect header check)'],
+      ]);
+    });
+    // The command line: the file's own error, and no advice about records.
+    const cli = spawnSync(process.execPath, [bin, 'import', traj, '--store', path.join(root, 'cli.duckdb')], { encoding: 'utf8' });
+    assert.equal(cli.status, 1);
+    assert.match(cli.stderr, /not a readable gzip file \(unexpected end of file\)/);
+    assert.match(cli.stderr, /Nothing was imported: the store is as it was before this import\./);
+    assert.doesNotMatch(cli.stderr, /--on-error/);
+  });
+
+  it('a compressed trajectory is held to the document limit by its uncompressed size, whatever its gzip trailer says', async () => {
+    const root = tempDir('evotrainer-gz-size-');
+    const dir = path.join(root, 'trajs');
+    mkdirSync(dir);
+    // 3 MiB of observation that compresses to a few KiB.
+    const text = JSON.stringify({ instance_id: 'big__repo-1', messages: [{ role: 'system', content: 'You fix bugs.' }, { role: 'user', content: 'Fix it.' }, { role: 'user', content: 'x'.repeat(3 * 1024 * 1024) }] });
+    const honest = path.join(dir, 'big__repo-1.traj.json.gz');
+    writeFileSync(honest, gzipSync(text));
+    // Two gzip members: the trailer is the last one's, 1 byte.
+    const lying = path.join(dir, 'big__repo-2.traj.json.gz');
+    writeFileSync(lying, Buffer.concat([gzipSync(text.slice(0, -1).replace('big__repo-1', 'big__repo-2')), gzipSync('}')]));
+    copyFileSync(path.join(externalDir, 'mini-swe-agent-v2', 'astropy__astropy-12907.traj.json'), path.join(dir, 'astropy__astropy-12907.traj.json'));
+    await withStore(path.join(root, 's.duckdb'), async (s) => {
+      await assert.rejects(s.import([dir], { maxDocumentBytes: 1024 * 1024 }), (err: Error) => {
+        assert.ok(err instanceof ImportError && err.file === honest, err.message);
+        assert.match(err.reason, /^3\.00 MiB \(3145\d{3} bytes\) uncompressed, over the 1 MiB limit on a file read whole/);
+        assert.match(err.reason, /--max-document-size 5M/);
+        return true;
+      });
+      const r = await s.import([dir], { maxDocumentBytes: 1024 * 1024, onError: 'skip' });
+      assert.deepEqual([r.rollouts, r.badRecords], [1, 2]);
+      assert.match(r.files.find((f) => f.file === lying)!.setAside!, /^over 1 MiB uncompressed, over the 1 MiB limit on a file read whole/);
+      // Under a limit that holds them, both import.
+      const more = await s.import([dir], { maxDocumentBytes: 8 * 1024 * 1024 });
+      assert.deepEqual([more.rollouts, more.badRecords], [2, 0]);
+    });
+  });
+});
