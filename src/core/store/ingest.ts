@@ -232,7 +232,14 @@ export class Ingest {
       // Whole documents (trajectories) are read and hashed a few files ahead, on libuv's
       // threads, while this thread parses and appends the current one. In a large import,
       // worker threads parse them (see documentWorkers.ts) while this thread appends.
-      const offThread = streaming.filter((t) => t.importer.offThread && readsAhead(t, batch));
+      // Whether each file is read ahead, asked once per file (a stat each: the loop below asks again for every file in its window).
+      const known = new Map<string, boolean>();
+      const readAhead = (t: (typeof streaming)[number]) => {
+        let v = known.get(t.file);
+        if (v === undefined) known.set(t.file, (v = readsAhead(t, batch)));
+        return v;
+      };
+      const offThread = streaming.filter((t) => t.importer.offThread && readAhead(t));
       const count = opts.workers ?? (offThread.length >= WORKERS_MIN_FILES ? defaultDocumentWorkers() : 0);
       workers = offThread.length ? DocumentWorkers.acquire(count) : undefined;
       const window = workers ? PARSE_AHEAD : READ_AHEAD;
@@ -243,7 +250,7 @@ export class Ingest {
       const share = opts.workers === undefined;
       for (let i = 0; i < streaming.length; i++) {
         const t = streaming[i]!;
-        const next = streaming.slice(i, i + window).filter((n) => !ahead.has(n.file) && readsAhead(n, batch));
+        const next = streaming.slice(i, i + window).filter((n) => !ahead.has(n.file) && readAhead(n));
         for (const n of next) {
           if (!workers || !n.importer.offThread) {
             ahead.set(n.file, readWholeDocument(n.file, batch.maxDocumentBytes));
@@ -252,7 +259,7 @@ export class Ingest {
           const parsed = workers.parse(n.file, n.importer.format, parseOpts, !share);
           if (parsed) ahead.set(n.file, parsed);
         }
-        if (share && workers && t.importer.offThread && !ahead.has(t.file) && readsAhead(t, batch)) ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
+        if (share && workers && t.importer.offThread && !ahead.has(t.file) && readAhead(t)) ahead.set(t.file, DocumentWorkers.parseHere(t.file, t.importer.format, parseOpts));
         add(await this.importFile(t.file, t.importer, t.run, opts, batch, writer, ahead.get(t.file)));
         ahead.delete(t.file);
       }
