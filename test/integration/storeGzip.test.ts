@@ -5,6 +5,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { shQuote } from '../../src/core/jobs/quote';
+import { parseLabels, resolveLabels } from '../../src/core/diagnose/labels';
 import { ImportError } from '../../src/core/store/rows';
 import type { RolloutStore } from '../../src/core/store/store';
 import { externalDir, fixtures, requireSharedData, sweDir } from '../helpers/data';
@@ -111,6 +112,28 @@ describe('gzip-compressed dumps (real files compressed with gzip)', () => {
     assert.ok((want!.rollouts as { correct: boolean | null }[]).some((r) => r.correct !== null), 'the verdicts were found beside the compressed trajectories too');
     assert.deepEqual(got!.steps, want!.steps);
     assert.deepEqual(got!.hashes, want!.hashes);
+  });
+
+  it('human labels name a compressed trajectory’s rollout with or without .gz', async () => {
+    const root = tempDir('evotrainer-gz-labels-');
+    const ids = ['django__django-13513', 'astropy__astropy-7166'];
+    mkdirSync(path.join(root, 'trajs'));
+    for (const id of ids) writeFileSync(path.join(root, 'trajs', `${id}.traj.json.gz`), gzipSync(readFileSync(path.join(sweDir, 'trajs', `${id}.traj.json`))));
+    await withStore(path.join(root, 's.duckdb'), async (s) => {
+      await s.import([path.join(root, 'trajs')], { run: 'swe' });
+      const labels = parseLabels('labels.jsonl', [
+        { rollout_ref: `trajs/${ids[0]}.traj.json#1`, failure_mode: 'leak' },
+        { rollout_ref: `${ids[1]}.traj.json.gz`, failure_mode: 'success' },
+        { rollout_ref: `trajs/${ids[1]}.traj.json`, failure_mode: 'success' },
+      ].map((l) => JSON.stringify(l)).join('\n')).labels;
+      const { byRollout, problems } = await resolveLabels(s, labels);
+      assert.deepEqual(problems, []);
+      const refs = await s.all<{ id: number; raw_ref: string }>(`select id, raw_ref from rollouts`);
+      assert.deepEqual(
+        [...byRollout].map(([id, l]) => [path.basename(refs.find((r) => Number(r.id) === id)!.raw_ref), l.failureMode]).sort(),
+        [[`${ids[0]}.traj.json.gz#1`, 'leak'], [`${ids[1]}.traj.json.gz#1`, 'success']].sort(),
+      );
+    });
   });
 
   it('a live .jsonl.gz that gained a gzip member continues where the last import stopped; its plain copy is the same import', async () => {

@@ -143,11 +143,13 @@ export async function resolveLabels(store: RolloutStore, labels: HumanLabel[], s
   const keys = { name: 'label_keys', select: `select * from (values ${labels.map(() => '(?::integer, ?::varchar, ?::bigint, ?::varchar, ?::varchar, ?::integer)').join(', ')}) t(k, ref, rid, pid, run, sidx)`, params: keyParams };
   await store.withTempTables([keys], async () => {
     const { sql, params } = scopeWhere(scope);
+    // A reference names a file's record with or without `.gz` (a dump compressed after it was labelled, or before).
     const matches = await store.all<{ k: number; id: number }>(
-      `select l.k, r.id from label_keys l join rollouts r on (
+      `select l.k, r.id from (select *, regexp_replace(ref, '\\.gz([#:][0-9]+)?$', '\\1') as ref0 from label_keys) l
+       join (select *, case when contains(raw_ref, '.gz') then regexp_replace(raw_ref, '\\.gz([#:][0-9]+)$', '\\1') else raw_ref end as ref0 from rollouts) r on (
          (l.rid is not null and r.id = l.rid)
-         or (l.ref is not null and (r.raw_ref = l.ref or suffix(r.raw_ref, '/' || l.ref)
-             or regexp_replace(r.raw_ref, '#[0-9]+$', '') = l.ref or suffix(regexp_replace(r.raw_ref, '#[0-9]+$', ''), '/' || l.ref)))
+         or (l.ref is not null and (r.ref0 = l.ref0 or suffix(r.ref0, '/' || l.ref0)
+             or regexp_replace(r.ref0, '#[0-9]+$', '') = l.ref0 or suffix(regexp_replace(r.ref0, '#[0-9]+$', ''), '/' || l.ref0)))
          or (l.rid is null and l.ref is null and r.prompt_id = l.pid and (l.sidx is null or r.sample_index = l.sidx)))
          and (l.run is null or r.run_id = l.run)
        ${sql}
