@@ -136,6 +136,30 @@ describe('gzip-compressed dumps (real files compressed with gzip)', () => {
     });
   });
 
+  it('an archive of a dump is listed with the command that extracts it, which does', async () => {
+    const root = tempDir('evotrainer-archive-');
+    const src = path.join(root, 'src');
+    mkdirSync(path.join(src, 'trajs'), { recursive: true });
+    copyFileSync(path.join(externalDir, 'mini-swe-agent-v2', 'astropy__astropy-12907.traj.json'), path.join(src, 'trajs', 'astropy__astropy-12907.traj.json'));
+    const dumps = path.join(root, "dumps of run 1's");
+    mkdirSync(dumps);
+    assert.equal(spawnSync('tar', ['-czf', path.join(dumps, 'run.tar.gz'), '-C', src, 'trajs']).status, 0);
+    assert.equal(spawnSync('python3', ['-m', 'zipfile', '-c', path.join(dumps, 'run.zip'), path.join(src, 'trajs')]).status, 0);
+    await withStore(path.join(root, 's.duckdb'), async (s) => {
+      const r = await s.import([dumps], { run: 'r' });
+      assert.equal(r.rollouts, 0);
+      assert.deepEqual(r.ignored.map((f) => path.basename(f.file)), ['run.tar.gz', 'run.zip']);
+      for (const f of r.ignored) {
+        // The command the reason gives, run as a user would paste it.
+        const command = /once extracted \((.*)\), then import that folder$/.exec(f.reason)![1]!;
+        const ran = spawnSync('bash', ['-c', command], { encoding: 'utf8' });
+        assert.equal(ran.status, 0, `${command}: ${ran.stderr}`);
+      }
+      const extracted = await s.import([path.join(dumps, 'run')], { run: 'r' });
+      assert.equal(extracted.rollouts, 1, 'the extracted folder imports (both archives held the same trajectory)');
+    });
+  });
+
   it('a live .jsonl.gz that gained a gzip member continues where the last import stopped; its plain copy is the same import', async () => {
     const root = tempDir('evotrainer-gz-live-');
     const dir = path.join(root, 'math_python');

@@ -77,6 +77,19 @@ describe('discovering the files of a dump folder', () => {
     ]);
     for (const f of [zst, parquet]) await assert.rejects(discover([f]), (e: Error) => e.message === `${f}: ${ignored.find((i) => i.file === f)!.reason}`);
     await assert.rejects(discover([bad]), (e: Error) => e.message === `${bad}: ${ignored[2]!.reason}`);
+    // Archives are listed with the command that extracts each; other files stay unlisted.
+    const archives = path.join(dir, 'archives');
+    mkdirSync(archives);
+    for (const n of ['trajs.zip', "run 1's.tar.gz", 'eval.tgz', 'README.md']) writeFileSync(path.join(archives, n), 'not read');
+    const listed = (await discover([archives])).ignored;
+    const zip = path.join(archives, 'trajs.zip');
+    const tgz = path.join(archives, "run 1's.tar.gz");
+    assert.deepEqual(listed.map((f) => [path.basename(f.file), f.reason]), [
+      ['eval.tgz', `an archive: import reads the files in it once extracted (mkdir -p ${path.join(archives, 'eval')} && tar -xf ${path.join(archives, 'eval.tgz')} -C ${path.join(archives, 'eval')}), then import that folder`],
+      [path.basename(tgz), `an archive: import reads the files in it once extracted (mkdir -p ${shQuote(tgz.slice(0, -7))} && tar -xf ${shQuote(tgz)} -C ${shQuote(tgz.slice(0, -7))}), then import that folder`],
+      ['trajs.zip', `an archive: import reads the files in it once extracted (python3 -m zipfile -e ${zip} ${path.join(archives, 'trajs')}), then import that folder`],
+    ]);
+    await assert.rejects(discover([zip]), (e: Error) => e.message === `${zip}: ${listed[2]!.reason}`);
     // --format takes a .jsonl.gz as a .jsonl.
     assert.deepEqual((await discover([path.join(dir, 'rollout_data')], 'jsonl')).files.map((f) => path.basename(f.file)), ['1.jsonl.gz']);
   });

@@ -42,6 +42,20 @@ function compressedReason(file: string): string {
   const reads = ext === 'gz' ? 'Parquet is read uncompressed (it compresses its own columns)' : 'import reads plain and gzip-compressed files';
   return `compressed (.${ext}): ${reads}; decompress it first (${DECOMPRESS[ext]} ${shQuote(file)})`;
 }
+/** Archives, which may hold a dump: listed with the command that extracts one beside it. */
+const ARCHIVE = /\.(zip|tar|tgz|tar\.(gz|zst|bz2|xz))$/;
+
+function archiveReason(file: string): string {
+  const into = shQuote(file.replace(ARCHIVE, ''));
+  // (Python's zipfile: python3 is there wherever reward code runs; unzip often is not)
+  const extract = file.endsWith('.zip') ? `python3 -m zipfile -e ${shQuote(file)} ${into}` : `mkdir -p ${into} && tar -xf ${shQuote(file)} -C ${into}`;
+  return `an archive: import reads the files in it once extracted (${extract}), then import that folder`;
+}
+
+/** Why a data file compressed otherwise than gzip, or an archive, is not read; null for any other file. */
+function unreadReason(file: string): string | null {
+  return COMPRESSED_DATA_FILE.test(file) ? compressedReason(file) : ARCHIVE.test(file) ? archiveReason(file) : null;
+}
 const SKIP_DIRS = new Set(['.git', 'node_modules', '.evotrainer', '__pycache__']);
 
 /** The files a format is read from, when `--format` forces it on a folder whatever the layout. */
@@ -160,7 +174,8 @@ async function walk(dir: string, out: string[], skipped: IgnoredFile[]): Promise
       continue;
     }
     if (!DATA_FILE.test(e.name)) {
-      if (COMPRESSED_DATA_FILE.test(e.name)) skipped.push({ file: p, reason: compressedReason(p) });
+      const reason = unreadReason(p);
+      if (reason) skipped.push({ file: p, reason });
       continue;
     }
     if (e.isFile()) out.push(p);
@@ -194,7 +209,7 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
     }
     const candidates: string[] = [];
     if (st.isDirectory()) await walk(root, candidates, ignored);
-    else if (st.isFile() && COMPRESSED_DATA_FILE.test(root)) throw new Error(`${root}: ${compressedReason(root)}`);
+    else if (st.isFile() && unreadReason(root)) throw new Error(`${root}: ${unreadReason(root)}`);
     else if (st.isFile()) candidates.push(root);
     else throw notRegular(root, st);
     for (const file of candidates) {
