@@ -36,6 +36,20 @@ console.log('\n== static checks: tsc, eslint');
 run('npx', ['tsc', '-p', '.', '--noEmit']);
 run('npx', ['eslint', '.', '--max-warnings=0']);
 
+// Compressed dumps are read through the real zstd, bzip2 and xz programs, and the tests
+// compress real files with each (and gzip): installed here as root on Debian when missing.
+const compressors = { gzip: 'gzip', zstd: 'zstd', bzip2: 'bzip2', xz: 'xz-utils' };
+const missingCompressors = Object.entries(compressors).filter(([program]) => spawnSync('sh', ['-c', `command -v ${program}`]).status !== 0).map(([, pkg]) => pkg);
+if (missingCompressors.length) {
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) {
+    console.error(`missing programs the import tests run: install them (Debian/Ubuntu: \`sudo apt-get install ${missingCompressors.join(' ')}\`), then rerun.`);
+    process.exit(1);
+  }
+  console.log(`\n== installing ${missingCompressors.join(' ')} (apt-get)`);
+  run('apt-get', ['update', '-qq']);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...missingCompressors], { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+}
+
 // The integration tests start the real test cluster (sshd, munge, Slurm) when it is not up;
 // what this run started, it stops at the end (a cluster already running is left as it was).
 const clusterSetup = [path.join(root, 'scripts', 'cluster-setup.mjs')];

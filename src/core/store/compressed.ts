@@ -1,13 +1,15 @@
 /**
- * Gzip-compressed dumps (`.jsonl.gz`, `.json.gz`, `.traj.gz`, `.traj.json.gz`), read as
- * the files they compress: a layout is recognized by the uncompressed name and the first
- * uncompressed bytes, lines and byte offsets (record references, where a later import
- * resumes) are those of the uncompressed text, and the content hash is the uncompressed
- * bytes' (a dump and its .gz copy are the same import). They are streamed, never
- * decompressed to disk; the bulk path (DuckDB reading files itself) takes plain files only.
- * Other compressions (zstd, bzip2, xz) are listed with the command that decompresses them
- * (see importers/index.ts): Node 20 has no decoder for them.
+ * Compressed dumps (`.jsonl`, `.json`, `.traj`, `.traj.json` + `.gz`, `.zst`, `.bz2`,
+ * `.xz`), read as the files they compress: a layout is recognized by the uncompressed name
+ * and the first uncompressed bytes, lines and byte offsets (record references, where a
+ * later import resumes) are those of the uncompressed text, and the content hash is the
+ * uncompressed bytes' (a dump and its compressed copy are the same import). They are
+ * streamed, never decompressed to disk: gzip by Node's zlib, zstd, bzip2 and xz by their
+ * own programs (`zstd -dc`, …; Node 20 has no decoder for them), which a clear error asks
+ * for when missing. The bulk path (DuckDB reading files itself) takes plain files only: it
+ * would have to decompress each file twice (see the note in ingest.ts).
  */
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants, createReadStream, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { pipeline } from 'node:stream';
 import { readFile } from 'node:fs/promises';
@@ -16,31 +18,65 @@ import { shQuote } from '../jobs/quote';
 import { documentTooLarge } from './importers/documentSize';
 import { ImportError } from './rows';
 
-/** A data file compressed with gzip, which import reads through gunzip. */
-export const GZIP_DATA_FILE = /\.(jsonl|json|traj)\.gz$/;
+type Compression = 'gz' | 'zst' | 'bz2' | 'xz';
 
-export function isGzip(file: string): boolean {
-  return GZIP_DATA_FILE.test(file);
+/** Each compression's program: it tests (-t) and writes out (-dc) a file; zstd, bzip2 and xz are run to read one. */
+const PROGRAMS: Record<Compression, { program: string; name: string; debian: string }> = {
+  gz: { program: 'gzip', name: 'gzip', debian: 'gzip' },
+  zst: { program: 'zstd', name: 'zstd', debian: 'zstd' },
+  bz2: { program: 'bzip2', name: 'bzip2', debian: 'bzip2' },
+  xz: { program: 'xz', name: 'xz', debian: 'xz-utils' },
+};
+
+/** A compressed data file, which import reads through its decoder. */
+export const COMPRESSED_DUMP = /\.(jsonl|json|traj)\.(gz|zst|bz2|xz)$/;
+
+function compressionOf(file: string): Compression | null {
+  const m = COMPRESSED_DUMP.exec(file);
+  return m ? (m[2] as Compression) : null;
 }
 
-/** The name a file's layout is recognized by: a gzip-compressed data file's without `.gz`. */
+export function isCompressed(file: string): boolean {
+  return COMPRESSED_DUMP.test(file);
+}
+
+/** The name a file's layout is recognized by: a compressed data file's without its `.gz` (`.zst`, …). */
 export function uncompressedName(file: string): string {
-  return isGzip(file) ? file.slice(0, -3) : file;
+  const c = compressionOf(file);
+  return c ? file.slice(0, -(c.length + 1)) : file;
 }
 
-/** What a gzip file that cannot be decompressed is: where, what zlib said, and how to check it. */
-export function gzipError(file: string, err: unknown, line: number | null = null): ImportError {
-  const why = (err as Error).message ?? String(err);
-  const plain = uncompressedName(file);
-  return new ImportError(file, line, `not a readable gzip file (${why}); check it with: gzip -t ${shQuote(file)}; what it holds up to the damage can be written out with: gzip -dc ${shQuote(file)} > ${shQuote(plain)} (then import that)`);
+/** What a compressed file that cannot be read is: where, what the decoder said, how to check it and recover what it holds. */
+export function decompressError(file: string, why: string): ImportError {
+  const c = compressionOf(file) ?? 'gz';
+  const { program, name } = PROGRAMS[c];
+  return new ImportError(
+    file,
+    null,
+    `not a readable ${name} file (${why}); check it with: ${program} -t ${shQuote(file)}; what it holds up to the damage can be written out with: ${program} -dc ${shQuote(file)} > ${shQuote(uncompressedName(file))} (then import that)`,
+  );
+}
+
+/** The decoder program is not installed: what to install, or how else to read the file. */
+function missingProgram(file: string): ImportError {
+  const { program, debian, name } = PROGRAMS[compressionOf(file)!];
+  return new ImportError(file, null, `reading a ${name} file needs the ${program} program, which is not on PATH: install it (apt-get install ${debian}), or decompress the file where it is installed and import the result`);
+}
+
+/** A decoder's run as an error, or null when it ran well. */
+function decoderFailure(file: string, r: { error?: Error; status: number | null; signal: NodeJS.Signals | null; stderr: string | Buffer }): ImportError | null {
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return missingProgram(file);
+  if (r.error) return decompressError(file, r.error.message);
+  if (r.status === 0) return null;
+  const said = String(r.stderr).trim().split('\n').pop()?.replace(/^[^:]+:\s*/, '') ?? '';
+  return decompressError(file, said || (r.signal ? `stopped by ${r.signal}` : `exit code ${r.status}`));
 }
 
 /**
  * The uncompressed size a gzip file declares (its trailer's ISIZE: the size modulo 4 GiB of
- * its last member), or null when it is too short to have one. An estimate to refuse a
- * document too large before decompressing it; decompression itself is bounded too.
+ * its last member), or null when it is too short to have one.
  */
-export function gzipDeclaredSize(file: string): number | null {
+function gzipDeclaredSize(file: string): number | null {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const size = fstatSync(fd).size;
@@ -55,65 +91,97 @@ export function gzipDeclaredSize(file: string): number | null {
 
 /**
  * The size a whole document is read ahead by (see ingest.ts): a gzip file's declared
- * uncompressed size (a damaged file's trailer is noise: decompressing holds it to the
- * limit, see readDocumentSync), a plain file's `size`.
+ * uncompressed size, another's `size` (a damaged file's trailer is noise: decompressing
+ * holds it to the limit, see readDocumentSync).
  */
 export function documentBytes(file: string, size: number): number {
-  return isGzip(file) ? Math.max(size, gzipDeclaredSize(file) ?? 0) : size;
+  return compressionOf(file) === 'gz' ? Math.max(size, gzipDeclaredSize(file) ?? 0) : size;
 }
 
-function gunzipped(file: string, limit: number, err: unknown, out: Buffer | undefined): Buffer {
-  if (out) return out;
-  if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-    // The trailer's size when it is past the limit (it is the whole size of a one-member file).
-    const declared = gzipDeclaredSize(file);
-    throw declared !== null && declared > limit ? documentTooLarge(file, declared, limit, { uncompressed: true }) : documentTooLarge(file, limit + 1, limit, { atLeast: true });
-  }
-  throw gzipError(file, err);
+/** The document over the limit: its declared size when that is past the limit (a one-member gzip's whole size), else "over the limit". */
+function tooLarge(file: string, limit: number): ImportError {
+  const declared = compressionOf(file) === 'gz' ? gzipDeclaredSize(file) : null;
+  return declared !== null && declared > limit ? documentTooLarge(file, declared, limit, { uncompressed: true })! : documentTooLarge(file, limit + 1, limit, { atLeast: true })!;
 }
 
 /**
- * A whole document's bytes, uncompressed when it is gzip: more than `limit` of them (a
- * gzip file whose trailer understated its size) is documentTooLarge's error.
+ * A whole document's bytes, uncompressed when it is compressed: more than `limit` of them is
+ * documentTooLarge's error (checked as it decompresses: nothing over the limit is held).
  */
 export function readDocumentSync(file: string, limit: number): Buffer {
-  const content = readFileSync(file);
-  if (!isGzip(file)) return content;
-  let out: Buffer | undefined;
-  let err: unknown;
-  try {
-    out = gunzipSync(content, { maxOutputLength: Math.max(1, limit) });
-  } catch (e) {
-    err = e;
+  const c = compressionOf(file);
+  if (!c) return readFileSync(file);
+  const max = Math.max(1, limit);
+  if (c === 'gz') {
+    try {
+      return gunzipSync(readFileSync(file), { maxOutputLength: max });
+    } catch (err) {
+      if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(file, limit);
+      throw decompressError(file, (err as Error).message);
+    }
   }
-  return gunzipped(file, limit, err, out);
+  const r = spawnSync(PROGRAMS[c].program, ['-dc', '--', file], { maxBuffer: max, stdio: ['ignore', 'pipe', 'pipe'] });
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOBUFS') throw tooLarge(file, limit);
+  const failed = decoderFailure(file, r);
+  if (failed) throw failed;
+  return r.stdout;
 }
 
-/** readDocumentSync, read and decompressed on libuv's threads. */
+/** readDocumentSync, read and decompressed off this thread (libuv's threads, or the decoder's process). */
 export async function readDocument(file: string, limit: number): Promise<Buffer> {
-  const content = await readFile(file);
-  if (!isGzip(file)) return content;
-  const out = await new Promise<{ out?: Buffer; err?: unknown }>((resolve) => gunzip(content, { maxOutputLength: Math.max(1, limit) }, (err, out) => resolve(err ? { err } : { out })));
-  return gunzipped(file, limit, out.err, out.out);
+  const c = compressionOf(file);
+  if (!c) return readFile(file);
+  if (c === 'gz') {
+    const content = await readFile(file);
+    return new Promise<Buffer>((resolve, reject) =>
+      gunzip(content, { maxOutputLength: Math.max(1, limit) }, (err, out) => {
+        if (!err) resolve(out);
+        else reject((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE' ? tooLarge(file, limit) : decompressError(file, err.message));
+      }),
+    );
+  }
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of readBytes(file)) {
+    n += chunk.length;
+    if (n > limit) throw tooLarge(file, limit);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, n);
 }
 
-/** A document's bytes, uncompressed when it is gzip (no limit: for importers read outside an import). */
+/** A document's bytes, uncompressed when it is compressed (no limit: for importers read outside an import). */
 export function readWhole(file: string): Buffer {
-  const content = readFileSync(file);
-  if (!isGzip(file)) return content;
-  try {
-    return gunzipSync(content);
-  } catch (err) {
-    throw gzipError(file, err);
-  }
+  return readDocumentSync(file, 2 ** 31 - 1);
 }
 
 /**
- * The first uncompressed bytes of a gzip file: at least `bytes` of them (fewer when the
- * file holds fewer), and with `wholeFirstLine`, up to its first line's end or `maxBytes`.
- * Decompresses a prefix of the file, doubling it until that is enough.
+ * The first uncompressed bytes of a compressed file: at least `bytes` of them (fewer when it
+ * holds fewer), and with `wholeFirstLine`, up to its first line's end or `maxBytes`. Gzip:
+ * a prefix of the file decompressed, doubled until that is enough; the others: the
+ * decoder's output, stopped once it is enough.
  */
-export function gzipHead(file: string, bytes: number, wholeFirstLine: boolean, maxBytes: number): Buffer {
+export function compressedHead(file: string, bytes: number, wholeFirstLine: boolean, maxBytes: number): Buffer {
+  const c = compressionOf(file)!;
+  const enough = (out: Buffer, whole: boolean): Buffer | null => {
+    if (!wholeFirstLine) return out.length >= bytes || whole ? out.subarray(0, bytes) : null;
+    const nl = out.indexOf(0x0a);
+    if (nl !== -1) return out.subarray(0, Math.max(bytes, nl + 1));
+    return out.length >= maxBytes || whole ? out.subarray(0, maxBytes) : null;
+  };
+  if (c !== 'gz') {
+    for (let take = bytes; ; take = Math.min(take * 8, maxBytes)) {
+      // The decoder is stopped once it has written `take` bytes (Node kills it past maxBuffer).
+      const r = spawnSync(PROGRAMS[c].program, ['-dc', '--', file], { maxBuffer: take, stdio: ['ignore', 'pipe', 'pipe'] });
+      const cut = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOBUFS';
+      if (!cut) {
+        const failed = decoderFailure(file, r);
+        if (failed) throw failed;
+      }
+      const head = enough(r.stdout, !cut || take >= maxBytes);
+      if (head) return head;
+    }
+  }
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const size = fstatSync(fd).size;
@@ -128,13 +196,10 @@ export function gzipHead(file: string, bytes: number, wholeFirstLine: boolean, m
         out = gunzipSync(compressed.subarray(0, got), { finishFlush: zlib.Z_SYNC_FLUSH, maxOutputLength: 2 * maxBytes + 32 * 1024 * 1024 });
       } catch (err) {
         if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return Buffer.alloc(0);
-        throw gzipError(file, err);
+        throw decompressError(file, (err as Error).message);
       }
-      const nl = wholeFirstLine ? out.indexOf(0x0a) : -1;
-      if (!wholeFirstLine) {
-        if (out.length >= bytes || got >= size) return out.subarray(0, bytes);
-      } else if (nl !== -1) return out.subarray(0, Math.max(bytes, nl + 1));
-      else if (out.length >= maxBytes || got >= size) return out.subarray(0, maxBytes);
+      const head = enough(out, got >= size);
+      if (head) return head;
     }
   } finally {
     closeSync(fd);
@@ -142,33 +207,55 @@ export function gzipHead(file: string, bytes: number, wholeFirstLine: boolean, m
 }
 
 /**
- * A file's bytes from `start`, in chunks: a plain file's from that offset, a gzip file's
- * uncompressed bytes from that uncompressed offset (those before it are decompressed and
- * dropped). A gzip file that cannot be decompressed ends the read with gzipError.
+ * A file's bytes from `start`, in chunks: a plain file's from that offset, a compressed
+ * file's uncompressed bytes from that uncompressed offset (those before it are decompressed
+ * and dropped). A compressed file that cannot be decompressed ends the read with
+ * decompressError; one whose decoder is missing, with what to install.
  */
 export async function* readBytes(file: string, start = 0, highWaterMark = 1 << 20): AsyncGenerator<Buffer> {
-  if (!isGzip(file)) {
+  const c = compressionOf(file);
+  if (!c) {
     yield* createReadStream(file, { start, highWaterMark }) as AsyncIterable<Buffer>;
     return;
   }
-  const raw = createReadStream(file, { highWaterMark });
-  // Until the gunzip has begun, a missing or unreadable file is that, not a bad gzip.
-  let opened = false;
-  raw.once('open', () => (opened = true));
-  const out = pipeline(raw, createGunzip({ chunkSize: highWaterMark }), () => undefined);
   let skip = start;
-  try {
-    for await (const chunk of out as AsyncIterable<Buffer>) {
-      if (skip >= chunk.length) {
-        skip -= chunk.length;
-        continue;
-      }
-      yield skip ? chunk.subarray(skip) : chunk;
-      skip = 0;
+  const from = function* (chunk: Buffer): Generator<Buffer> {
+    if (skip >= chunk.length) {
+      skip -= chunk.length;
+      return;
     }
-  } catch (err) {
-    throw opened ? gzipError(file, err) : err;
-  } finally {
-    raw.destroy();
+    yield skip ? chunk.subarray(skip) : chunk;
+    skip = 0;
+  };
+  if (c === 'gz') {
+    const raw = createReadStream(file, { highWaterMark });
+    // Until the gunzip has begun, a missing or unreadable file is that, not a bad gzip.
+    let opened = false;
+    raw.once('open', () => (opened = true));
+    const out = pipeline(raw, createGunzip({ chunkSize: highWaterMark }), () => undefined);
+    try {
+      for await (const chunk of out as AsyncIterable<Buffer>) yield* from(chunk);
+    } catch (err) {
+      throw opened ? decompressError(file, (err as Error).message) : err;
+    } finally {
+      raw.destroy();
+    }
+    return;
   }
+  const child = spawn(PROGRAMS[c].program, ['-dc', '--', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr = (stderr + d).slice(-4096)));
+  const exited = new Promise<{ error?: Error; status: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('error', (error) => resolve({ error, status: null, signal: null }));
+    child.once('close', (status, signal) => resolve({ status, signal }));
+  });
+  let done = false;
+  try {
+    for await (const chunk of child.stdout as AsyncIterable<Buffer>) yield* from(chunk);
+    done = true;
+  } finally {
+    if (!done) child.kill();
+  }
+  const failed = decoderFailure(file, { ...(await exited), stderr });
+  if (failed) throw failed;
 }

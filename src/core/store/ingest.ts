@@ -19,7 +19,7 @@ import { importCurves, type CurveImportSummary } from './curves/import';
 import { hashPrefix } from './hashing';
 import { discover, readJsonlHead, type IgnoredFile } from './importers';
 import { documentTooLarge, isTooLarge, maxDocumentBytes } from './importers/documentSize';
-import { documentBytes, isGzip, readDocument, readDocumentSync, uncompressedName } from './compressed';
+import { documentBytes, isCompressed, readDocument, readDocumentSync, uncompressedName } from './compressed';
 import { DuplicateKeyScan, type ShapeCheck } from './importers/jsonLines';
 import { BULK_OPTIONAL_COLUMNS, type BulkOptionalColumn, type BulkPlan, type FieldMapping, type FormatName, type Importer, type TableReader } from './importers/types';
 import { ROW_GROUP_ROWS, type StoreDb } from './instances';
@@ -219,7 +219,7 @@ export class Ingest {
       // The bulk path runs in autocommit (DuckDB then writes row groups in parallel as it
       // reads); its rows stay invisible until the imports are recorded below.
       // (DuckDB would read a .gz itself, but the plan's hashing, line counts and shape scan read plain bytes)
-      const bulkable = (t: (typeof todo)[number]) => t.importer.bulk !== undefined && opts.bulk !== false && t.importer.followable && !isGzip(t.file);
+      const bulkable = (t: (typeof todo)[number]) => t.importer.bulk !== undefined && opts.bulk !== false && t.importer.followable && !isCompressed(t.file);
       const { results, stream, notes } = await this.importBulk(todo.filter(bulkable), opts, batch);
       results.forEach(add);
       if (notes.length) summary.notes = notes;
@@ -352,8 +352,8 @@ export class Ingest {
     const previous = batch.previous.get(`${run}\0${file}`);
     // The same file, untouched since it was imported: nothing to read (unless it was set aside for its size: the limit may be higher now).
     if (previous && previous.file_size === size && previous.file_mtime_ms === mtimeMs && !previous.content_hash.startsWith(OVER_LIMIT)) return { ...base, status: 'unchanged' };
-    // (a .gz document is held to it as it is decompressed)
-    const tooLarge = !importer.followable && path.extname(file) !== '.parquet' && !isGzip(file) ? documentTooLarge(file, size, batch.maxDocumentBytes) : null;
+    // (a compressed document is held to it as it is decompressed)
+    const tooLarge = !importer.followable && path.extname(file) !== '.parquet' && !isCompressed(file) ? documentTooLarge(file, size, batch.maxDocumentBytes) : null;
     if (tooLarge) return this.setAsideTooLarge(tooLarge, base, run, size, mtimeMs, opts, batch, writer);
     let content: Buffer | undefined;
     /** The file's items, when they were parsed ahead (by a worker, or this thread while the workers were busy). */
@@ -375,18 +375,18 @@ export class Ingest {
           for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) hash.update(chunk);
           full = hash.digest('hex');
         } else {
-          // Whole documents: read once (a .gz decompressed), hash the bytes, hand them to the importer.
+          // Whole documents: read once (decompressed), hash the bytes, hand them to the importer.
           content = readDocumentSync(file, batch.maxDocumentBytes);
           full = hash.update(content).digest('hex');
         }
       } catch (err) {
-        // A .gz that decompressed past the limit.
+        // A compressed document that decompressed past the limit.
         if (isTooLarge(err)) return this.setAsideTooLarge(err, base, run, size, mtimeMs, opts, batch, writer);
         throw err;
       }
       hashed = size;
       if (batch.hashes.has(`${run}:${full}`)) return { ...base, status: 'unchanged' };
-    } else if (previous?.end_offset && (size >= previous.end_offset || isGzip(file))) {
+    } else if (previous?.end_offset && (size >= previous.end_offset || isCompressed(file))) {
       // A live file: continue after the last complete line if what was read then is unchanged.
       const prefix = await hashPrefix(file, previous.end_offset);
       if (prefix.copy().digest('hex') === previous.content_hash) {

@@ -54,29 +54,32 @@ describe('discovering the files of a dump folder', () => {
     assert.deepEqual((await discover([dir], 'verl')).files.map((f) => path.basename(f.file)), ['1.jsonl', '2.jsonl']);
   });
 
-  it('reads gzip dumps by their uncompressed name; names the other compressions with the command that decompresses each, in a folder and given alone', async () => {
+  it('reads compressed dumps by their uncompressed name (gzip, zstd, bzip2, xz); names a compressed Parquet file with the command that decompresses it, in a folder and given alone', async () => {
     const dir = tempDir();
     mkdirSync(path.join(dir, 'rollout_data'));
-    const verl = path.join(dir, 'rollout_data', '1.jsonl');
-    writeFileSync(verl, `${JSON.stringify({ input: 'q', output: 'a', score: 1, step: 1 })}\n`);
-    assert.equal(spawnSync('gzip', [verl]).status, 0);
-    writeFileSync(path.join(dir, 'rollout_data', '2.jsonl.zst'), 'not read');
-    writeFileSync(path.join(dir, 'rollout_data', "3 it's.jsonl.gz"), 'not gzip');
+    const line = (step: number) => `${JSON.stringify({ input: 'q', output: 'a', score: 1, step })}\n`;
+    // Each compressed by its own program, as a user would.
+    for (const [n, program] of [[1, 'gzip'], [2, 'zstd'], [3, 'bzip2'], [4, 'xz']] as const) {
+      const f = path.join(dir, 'rollout_data', `${n}.jsonl`);
+      writeFileSync(f, line(n));
+      assert.equal(spawnSync(program, program === 'zstd' ? ['-q', '--rm', f] : [f]).status, 0, program);
+    }
+    writeFileSync(path.join(dir, 'rollout_data', "5 it's.jsonl.gz"), 'not gzip');
+    writeFileSync(path.join(dir, 'rollout_data', '6.jsonl.zst'), 'not zstd');
     writeFileSync(path.join(dir, 'rollout_data', 'notes.txt.gz'), 'not a dump');
     mkdirSync(path.join(dir, 'trl'));
     writeFileSync(path.join(dir, 'trl', 'completions_1.parquet.gz'), 'not read');
     const { files, ignored } = await discover([dir]);
-    assert.deepEqual(files.map((f) => [path.basename(f.file), f.importer.format]), [['1.jsonl.gz', 'verl']]);
-    const zst = path.join(dir, 'rollout_data', '2.jsonl.zst');
-    const bad = path.join(dir, 'rollout_data', "3 it's.jsonl.gz");
+    assert.deepEqual(files.map((f) => [path.basename(f.file), f.importer.format]), [['1.jsonl.gz', 'verl'], ['2.jsonl.zst', 'verl'], ['3.jsonl.bz2', 'verl'], ['4.jsonl.xz', 'verl']]);
+    const badGz = path.join(dir, 'rollout_data', "5 it's.jsonl.gz");
+    const badZst = path.join(dir, 'rollout_data', '6.jsonl.zst');
     const parquet = path.join(dir, 'trl', 'completions_1.parquet.gz');
     assert.deepEqual(ignored.map((f) => [path.basename(f.file), f.reason]), [
-      ['2.jsonl.zst', `compressed (.zst): import reads plain and gzip-compressed files; decompress it first (zstd -d ${zst})`],
       ['completions_1.parquet.gz', `compressed (.gz): Parquet is read uncompressed (it compresses its own columns); decompress it first (gunzip -k ${parquet})`],
-      ["3 it's.jsonl.gz", `not a readable gzip file (incorrect header check); check it with: gzip -t ${shQuote(bad)}; what it holds up to the damage can be written out with: gzip -dc ${shQuote(bad)} > ${shQuote(bad.slice(0, -3))} (then import that)`],
+      ["5 it's.jsonl.gz", `not a readable gzip file (incorrect header check); check it with: gzip -t ${shQuote(badGz)}; what it holds up to the damage can be written out with: gzip -dc ${shQuote(badGz)} > ${shQuote(badGz.slice(0, -3))} (then import that)`],
+      ['6.jsonl.zst', `not a readable zstd file (${badZst}: unsupported format); check it with: zstd -t ${badZst}; what it holds up to the damage can be written out with: zstd -dc ${badZst} > ${badZst.slice(0, -4)} (then import that)`],
     ]);
-    for (const f of [zst, parquet]) await assert.rejects(discover([f]), (e: Error) => e.message === `${f}: ${ignored.find((i) => i.file === f)!.reason}`);
-    await assert.rejects(discover([bad]), (e: Error) => e.message === `${bad}: ${ignored[2]!.reason}`);
+    for (const f of [parquet, badGz, badZst]) await assert.rejects(discover([f]), (e: Error) => e.message === `${f}: ${ignored.find((i) => i.file === f)!.reason}`);
     // Archives are listed with the command that extracts each; other files stay unlisted.
     const archives = path.join(dir, 'archives');
     mkdirSync(archives);
@@ -90,7 +93,7 @@ describe('discovering the files of a dump folder', () => {
       ['trajs.zip', `an archive: import reads the files in it once extracted (python3 -m zipfile -e ${zip} ${path.join(archives, 'trajs')}), then import that folder`],
     ]);
     await assert.rejects(discover([zip]), (e: Error) => e.message === `${zip}: ${listed[2]!.reason}`);
-    // --format takes a .jsonl.gz as a .jsonl.
-    assert.deepEqual((await discover([path.join(dir, 'rollout_data')], 'jsonl')).files.map((f) => path.basename(f.file)), ['1.jsonl.gz']);
+    // --format takes a compressed .jsonl as a .jsonl.
+    assert.deepEqual((await discover([path.join(dir, 'rollout_data')], 'jsonl')).files.map((f) => path.basename(f.file)), ['1.jsonl.gz', '2.jsonl.zst', '3.jsonl.bz2', '4.jsonl.xz']);
   });
 });

@@ -10,7 +10,7 @@ import { sweAgentImporter } from './sweAgent';
 import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
 import { shQuote } from '../../jobs/quote';
-import { gzipHead, isGzip, uncompressedName } from '../compressed';
+import { compressedHead, isCompressed, uncompressedName } from '../compressed';
 import { ImportError } from '../rows';
 import { compareNames, posix } from './util';
 import { verifiersImporter } from './verifiers';
@@ -28,19 +28,15 @@ export function importerFor(format: FormatName): Importer {
   return imp;
 }
 
-/** Data files: plain, or gzip-compressed JSON (read through gunzip, see compressed.ts). */
-const DATA_FILE = /\.(jsonl|json|parquet|traj)$|\.(jsonl|json|traj)\.gz$/;
-/**
- * Data files compressed otherwise (Node has no zstd, bzip2 or xz decoder; a Parquet file
- * compresses its own columns): listed, with the command that decompresses one.
- */
-const COMPRESSED_DATA_FILE = /\.(jsonl|json|parquet|traj)\.(zst|bz2|xz)$|\.parquet\.gz$/;
+/** Data files: plain, or compressed JSON (read through its decoder, see compressed.ts). */
+const DATA_FILE = /\.(jsonl|json|parquet|traj)$|\.(jsonl|json|traj)\.(gz|zst|bz2|xz)$/;
+/** A Parquet file compressed (it compresses its own columns): listed, with the command that decompresses one. */
+const COMPRESSED_DATA_FILE = /\.parquet\.(gz|zst|bz2|xz)$/;
 const DECOMPRESS: Record<string, string> = { gz: 'gunzip -k', zst: 'zstd -d', bz2: 'bunzip2 -k', xz: 'unxz -k' };
 
 function compressedReason(file: string): string {
   const ext = file.slice(file.lastIndexOf('.') + 1);
-  const reads = ext === 'gz' ? 'Parquet is read uncompressed (it compresses its own columns)' : 'import reads plain and gzip-compressed files';
-  return `compressed (.${ext}): ${reads}; decompress it first (${DECOMPRESS[ext]} ${shQuote(file)})`;
+  return `compressed (.${ext}): Parquet is read uncompressed (it compresses its own columns); decompress it first (${DECOMPRESS[ext]} ${shQuote(file)})`;
 }
 /** Archives, which may hold a dump: listed with the command that extracts one beside it. */
 const ARCHIVE = /\.(zip|tar|tgz|tar\.(gz|zst|bz2|xz))$/;
@@ -116,7 +112,7 @@ export function notRegular(file: string, st: Stats): Error {
 // Synchronous: thousands of small reads cost more in thread-pool round trips than they block.
 // O_NONBLOCK: a path swapped for a FIFO after it was checked cannot block the open; fstat then refuses it.
 export function readHead(file: string, bytes = 64 * 1024): string {
-  return (isGzip(file) ? gzipHeadOf(file, bytes, false) : readHeadBytes(file, bytes, false)).toString('utf8');
+  return (isCompressed(file) ? compressedHeadOf(file, bytes, false) : readHeadBytes(file, bytes, false)).toString('utf8');
 }
 
 /**
@@ -126,14 +122,14 @@ export function readHead(file: string, bytes = 64 * 1024): string {
  * recognized by, and its bulk plan made from.
  */
 export function readJsonlHead(file: string, bytes = 64 * 1024): string {
-  return (isGzip(file) ? gzipHeadOf(file, bytes, true) : readHeadBytes(file, bytes, true)).toString('utf8');
+  return (isCompressed(file) ? compressedHeadOf(file, bytes, true) : readHeadBytes(file, bytes, true)).toString('utf8');
 }
 
-/** A gzip file's uncompressed head (see gzipHead), after the checks readHeadBytes makes of a plain file. */
-function gzipHeadOf(file: string, bytes: number, wholeFirstLine: boolean): Buffer {
+/** A compressed file's uncompressed head (see compressedHead), after the checks readHeadBytes makes of a plain file. */
+function compressedHeadOf(file: string, bytes: number, wholeFirstLine: boolean): Buffer {
   const st = statSync(file);
   if (!st.isFile()) throw notRegular(file, st);
-  return gzipHead(file, bytes, wholeFirstLine, wholeFirstLine ? FIRST_LINE_MAX : bytes);
+  return compressedHead(file, bytes, wholeFirstLine, wholeFirstLine ? FIRST_LINE_MAX : bytes);
 }
 
 /** The most of a first line that readJsonlHead reads. */
@@ -219,7 +215,7 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
       try {
         text = ext === '.parquet' ? '' : ext === '.jsonl' ? readJsonlHead(file) : readHead(file, 8 * 1024);
       } catch (err) {
-        // A .gz that is not gzip (or is damaged at its start): said of that file, the rest imported.
+        // A compressed file damaged at its start (or not what its name says): said of that file, the rest imported.
         if (!(err instanceof ImportError) || !st.isDirectory()) throw err;
         ignored.push({ file, reason: err.reason });
         continue;

@@ -16,18 +16,27 @@ requireSharedData();
 
 const bin = path.join(repoRoot, 'bin', 'evotrainer.js');
 
-/** Compresses `file` in place with the gzip program (file → file.gz), as a user would. */
-function gzip(file: string, ...flags: string[]): string {
-  const r = spawnSync('gzip', [...flags, file], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `gzip ${file}: ${r.stderr}`);
-  return `${file}.gz`;
+/** The compressions import reads, by the program that writes each and its files' extension. */
+const CODECS = [
+  { program: 'gzip', ext: 'gz' },
+  { program: 'zstd', ext: 'zst' },
+  { program: 'bzip2', ext: 'bz2' },
+  { program: 'xz', ext: 'xz' },
+] as const;
+type Codec = (typeof CODECS)[number];
+
+/** Compresses `file` in place with the codec's program (file → file.ext), as a user would. */
+function compress(file: string, codec: Codec = CODECS[0]): string {
+  const r = spawnSync(codec.program, codec.program === 'zstd' ? ['-q', '--rm', file] : [file], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `${codec.program} ${file}: ${r.stderr}`);
+  return `${file}.${codec.ext}`;
 }
 
 /** Every file under `dir` that is a dump (not the metadata read beside one), compressed in place. */
-function gzipDumps(dir: string): void {
+function compressDumps(dir: string, codec: Codec = CODECS[0]): void {
   for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
     const p = path.join(e.parentPath ?? (e as unknown as { path: string }).path, e.name);
-    if (e.isFile() && /\.(jsonl|traj|traj\.json)$/.test(e.name)) gzip(p);
+    if (e.isFile() && /\.(jsonl|traj|traj\.json)$/.test(e.name)) compress(p, codec);
   }
 }
 
@@ -36,7 +45,7 @@ const ROLLOUT_COLS = `run_id, framework, step, split, prompt_id, group_id, sampl
 
 /** The rows an import stored, comparable across two folders: record references relative to `root`, `.gz` dropped. */
 async function stored(s: RolloutStore, root: string): Promise<{ rollouts: unknown[]; steps: unknown[]; hashes: string[] }> {
-  const ref = (r: unknown) => path.relative(root, String(r)).replace(/\.gz(?=[#:]|$)/, '');
+  const ref = (r: unknown) => path.relative(root, String(r)).replace(/\.(gz|zst|bz2|xz)(?=[#:]|$)/, '');
   const rollouts = (await s.all(`select ${ROLLOUT_COLS}, raw_ref from rollouts`))
     .map((r) => ({ ...r, rc: r.rc === null ? null : JSON.parse(r.rc as string), raw_ref: ref(r.raw_ref) }))
     .sort((a, b) => (a.raw_ref < b.raw_ref ? -1 : a.raw_ref > b.raw_ref ? 1 : 0));
@@ -46,8 +55,8 @@ async function stored(s: RolloutStore, root: string): Promise<{ rollouts: unknow
 }
 
 describe('gzip-compressed dumps (real files compressed with gzip)', () => {
-  it('import as the files they compress: the same rows, steps and content hashes; lines are the uncompressed text’s', async () => {
-    const root = tempDir('evotrainer-gz-');
+  it('import as the files they compress (gzip, zstd, bzip2, xz): the same rows, steps and content hashes; lines are the uncompressed text’s', async () => {
+    const root = tempDir('evotrainer-compressed-');
     const plain = path.join(root, 'plain');
     mkdirSync(plain);
     cpSync(path.join(externalDir, 'mini-swe-agent-v2'), path.join(plain, 'mini'), { recursive: true });
@@ -55,50 +64,53 @@ describe('gzip-compressed dumps (real files compressed with gzip)', () => {
     mkdirSync(path.join(plain, 'swe'));
     copyFileSync(path.join(externalDir, 'swe-agent', 'demos', 'ctf_web', 'i_got_id_demo.traj'), path.join(plain, 'swe', 'i_got_id_demo.traj'));
     cpSync(path.join(fixtures, 'verl'), path.join(plain, 'verl'), { recursive: true });
-    const packed = path.join(root, 'packed');
-    cpSync(plain, packed, { recursive: true });
-    gzipDumps(packed);
-
     const want = await withStore(path.join(root, 'plain.duckdb'), async (s) => {
       const r = await s.import([plain], { run: 'r' });
       assert.equal(r.rollouts, 24);
       return stored(s, plain);
     });
-    const got = await withStore(path.join(root, 'packed.duckdb'), async (s) => {
-      const r = await s.import([packed], { run: 'r' });
-      // Each by its uncompressed name's layout; the bulk path reads plain files only.
-      assert.deepEqual(
-        r.files.map((f) => [path.relative(packed, f.file), f.format, f.reader, f.rollouts]),
-        [
-          ['math_python/results.jsonl.gz', 'verifiers', 'stream', 15],
-          ['mini/astropy__astropy-12907.traj.json.gz', 'mini-swe-agent', 'stream', 1],
-          ['swe/i_got_id_demo.traj.gz', 'swe-agent', 'stream', 1],
-          ['verl/rollout_data/12.jsonl.gz', 'verl', 'stream', 6],
-          ['verl/validation_data/12.jsonl.gz', 'verl', 'stream', 1],
-        ],
-      );
-      assert.deepEqual(r.ignored.map((f) => path.relative(packed, f.file)), ['math_python/metadata.json']);
-      return stored(s, packed);
-    });
-    assert.deepEqual(got.rollouts, want.rollouts);
-    assert.deepEqual(got.steps, want.steps);
-    assert.deepEqual(got.hashes, want.hashes, 'the content hash is the uncompressed bytes’');
-    // verl's step comes from the name: 12.jsonl.gz is step 12.
-    assert.deepEqual([...new Set((got.rollouts as { step: number; framework: string }[]).filter((r) => r.framework === 'verl').map((r) => Number(r.step)))], [12]);
+    for (const codec of CODECS) {
+      const packed = path.join(root, codec.ext);
+      cpSync(plain, packed, { recursive: true });
+      compressDumps(packed, codec);
+      const got = await withStore(path.join(root, `${codec.ext}.duckdb`), async (s) => {
+        const r = await s.import([packed], { run: 'r' });
+        // Each by its uncompressed name's layout; the bulk path reads plain files only.
+        assert.deepEqual(
+          r.files.map((f) => [path.relative(packed, f.file), f.format, f.reader, f.rollouts]),
+          [
+            [`math_python/results.jsonl.${codec.ext}`, 'verifiers', 'stream', 15],
+            [`mini/astropy__astropy-12907.traj.json.${codec.ext}`, 'mini-swe-agent', 'stream', 1],
+            [`swe/i_got_id_demo.traj.${codec.ext}`, 'swe-agent', 'stream', 1],
+            [`verl/rollout_data/12.jsonl.${codec.ext}`, 'verl', 'stream', 6],
+            [`verl/validation_data/12.jsonl.${codec.ext}`, 'verl', 'stream', 1],
+          ],
+          codec.program,
+        );
+        assert.deepEqual(r.ignored.map((f) => path.relative(packed, f.file)), ['math_python/metadata.json']);
+        return stored(s, packed);
+      });
+      assert.deepEqual(got.rollouts, want.rollouts, codec.program);
+      assert.deepEqual(got.steps, want.steps, codec.program);
+      assert.deepEqual(got.hashes, want.hashes, `${codec.program}: the content hash is the uncompressed bytes’`);
+      // verl's step comes from the name: 12.jsonl.gz is step 12.
+      assert.deepEqual([...new Set((got.rollouts as { step: number; framework: string }[]).filter((r) => r.framework === 'verl').map((r) => Number(r.step)))], [12]);
+    }
   });
 
-  it('a folder of trajectories is parsed by the document workers the same as its plain copy', async () => {
+  it('a folder of compressed trajectories is parsed by the document workers the same as its plain copy (gzip by zlib, zstd by its program)', async () => {
     const root = tempDir('evotrainer-gz-swe-');
     const names = readdirSync(path.join(sweDir, 'trajs')).sort().slice(0, 12);
-    for (const side of ['plain', 'packed']) {
+    for (const side of ['plain', 'gz', 'zst']) {
       mkdirSync(path.join(root, side, 'trajs'), { recursive: true });
       // The SWE-bench reports beside them give the verdicts.
       cpSync(path.join(sweDir, 'reports'), path.join(root, side, 'reports'), { recursive: true });
       for (const n of names) copyFileSync(path.join(sweDir, 'trajs', n), path.join(root, side, 'trajs', n));
     }
-    gzipDumps(path.join(root, 'packed', 'trajs'));
-    const [want, got] = await Promise.all(
-      ['plain', 'packed'].map((side) =>
+    compressDumps(path.join(root, 'gz', 'trajs'), CODECS[0]);
+    compressDumps(path.join(root, 'zst', 'trajs'), CODECS[1]);
+    const [want, ...got] = await Promise.all(
+      ['plain', 'gz', 'zst'].map((side) =>
         withStore(path.join(root, `${side}.duckdb`), async (s) => {
           const r = await s.import([path.join(root, side, 'trajs')], { run: 'swe', workers: 2 });
           assert.equal(r.rollouts, 12);
@@ -108,10 +120,12 @@ describe('gzip-compressed dumps (real files compressed with gzip)', () => {
       ),
     );
     const noReportPath = (rows: unknown[]) => rows.map((r) => ({ ...(r as object), extra: String((r as { extra: string }).extra).replace(/"verdict_file":"[^"]*"/, '') }));
-    assert.deepEqual(noReportPath(got!.rollouts), noReportPath(want!.rollouts));
-    assert.ok((want!.rollouts as { correct: boolean | null }[]).some((r) => r.correct !== null), 'the verdicts were found beside the compressed trajectories too');
-    assert.deepEqual(got!.steps, want!.steps);
-    assert.deepEqual(got!.hashes, want!.hashes);
+    assert.ok((want!.rollouts as { correct: boolean | null }[]).some((r) => r.correct !== null), 'the verdicts were found beside the trajectories');
+    for (const g of got) {
+      assert.deepEqual(noReportPath(g!.rollouts), noReportPath(want!.rollouts));
+      assert.deepEqual(g!.steps, want!.steps);
+      assert.deepEqual(g!.hashes, want!.hashes);
+    }
   });
 
   it('human labels name a compressed trajectory’s rollout with or without .gz', async () => {
@@ -183,7 +197,7 @@ describe('gzip-compressed dumps (real files compressed with gzip)', () => {
     });
   });
 
-  it('a damaged or mislabelled .gz is said of that file with how to check and recover it; nothing lands', async () => {
+  it('a damaged or mislabelled compressed file is said of that file with how to check and recover it; nothing lands', async () => {
     const root = tempDir('evotrainer-gz-bad-');
     const dir = path.join(root, "run's dump");
     mkdirSync(dir);
@@ -220,6 +234,42 @@ describe('gzip-compressed dumps (real files compressed with gzip)', () => {
         ['notes.jsonl.gz', 'not a readable gzip file (incorrect header check)'],
       ]);
     });
+    // zstd and xz files damaged the same ways: their programs' own words, and their commands.
+    const plainDoc = path.join(root, 'doc', 'astropy__astropy-12907.traj.json');
+    mkdirSync(path.dirname(plainDoc));
+    copyFileSync(path.join(externalDir, 'mini-swe-agent-v2', 'astropy__astropy-12907.traj.json'), plainDoc);
+    const xz = compress(plainDoc, CODECS[3]);
+    writeFileSync(xz, readFileSync(xz).subarray(0, 2000));
+    const lines = path.join(root, 'zst', 'results.jsonl');
+    mkdirSync(path.dirname(lines));
+    copyFileSync(path.join(externalDir, 'verifiers', 'math_python', 'results.jsonl'), lines);
+    const zst = compress(lines, CODECS[1]);
+    writeFileSync(zst, readFileSync(zst).subarray(0, 3000));
+    await withStore(path.join(root, 'other.duckdb'), async (s) => {
+      // (what each program says is its own: xz "Unexpected end of input", zstd "premature end")
+      for (const [file, program, why] of [[xz, 'xz', /\(.*[Uu]nexpected end of input.*\)/], [zst, 'zstd', /\(.*(premature end|truncated).*\)/]] as const) {
+        await assert.rejects(s.import([file]), (err: Error) => {
+          assert.ok(err instanceof ImportError && err.file === file, err.message);
+          assert.match(err.reason, new RegExp(`^not a readable ${program} file \\(`));
+          assert.match(err.reason, why);
+          assert.ok(err.reason.includes(`check it with: ${program} -t ${shQuote(file)}; what it holds up to the damage can be written out with: ${program} -dc ${shQuote(file)} > ${shQuote(file.replace(/\.(xz|zst)$/, ''))}`), err.reason);
+          return true;
+        });
+      }
+      assert.equal((await s.counts()).rollouts, 0);
+      // Without the program, the error says what to install.
+      const was = process.env.PATH;
+      process.env.PATH = path.join(root, 'no-programs-here');
+      try {
+        await assert.rejects(s.import([zst]), (err: Error) => {
+          assert.ok(err instanceof ImportError && err.file === zst, err.message);
+          assert.equal(err.reason, 'reading a zstd file needs the zstd program, which is not on PATH: install it (apt-get install zstd), or decompress the file where it is installed and import the result');
+          return true;
+        });
+      } finally {
+        process.env.PATH = was;
+      }
+    });
     // The command line: the file's own error, and no advice about records.
     const cli = spawnSync(process.execPath, [bin, 'import', traj, '--store', path.join(root, 'cli.duckdb')], { encoding: 'utf8' });
     assert.equal(cli.status, 1);
@@ -228,7 +278,7 @@ describe('gzip-compressed dumps (real files compressed with gzip)', () => {
     assert.doesNotMatch(cli.stderr, /--on-error/);
   });
 
-  it('a compressed trajectory is held to the document limit by its uncompressed size, whatever its gzip trailer says', async () => {
+  it('a compressed trajectory is held to the document limit by its uncompressed size, whatever its gzip trailer says (zstd: as its program writes it)', async () => {
     const root = tempDir('evotrainer-gz-size-');
     const dir = path.join(root, 'trajs');
     mkdirSync(dir);
@@ -253,6 +303,20 @@ describe('gzip-compressed dumps (real files compressed with gzip)', () => {
       // Under a limit that holds them, both import.
       const more = await s.import([dir], { maxDocumentBytes: 8 * 1024 * 1024 });
       assert.deepEqual([more.rollouts, more.badRecords], [2, 0]);
+    });
+    // A zstd file: its program's output is stopped at the limit.
+    const zdir = path.join(root, 'zst');
+    mkdirSync(zdir);
+    const big = path.join(zdir, 'big__repo-3.traj.json');
+    writeFileSync(big, text.replace('big__repo-1', 'big__repo-3'));
+    const zst = compress(big, CODECS[1]);
+    await withStore(path.join(root, 'z.duckdb'), async (s) => {
+      await assert.rejects(s.import([zdir], { maxDocumentBytes: 1024 * 1024 }), (err: Error) => {
+        assert.ok(err instanceof ImportError && err.file === zst, err.message);
+        assert.match(err.reason, /^over 1 MiB uncompressed, over the 1 MiB limit on a file read whole/);
+        return true;
+      });
+      assert.equal((await s.import([zdir], { maxDocumentBytes: 8 * 1024 * 1024 })).rollouts, 1);
     });
   });
 });
