@@ -206,6 +206,31 @@ export function compressedHead(file: string, bytes: number, wholeFirstLine: bool
   }
 }
 
+/** Whether a file is read through a decoder program (zstd, bzip2, xz), a process per read. */
+export function decodedByProgram(file: string): boolean {
+  const c = compressionOf(file);
+  return c !== null && c !== 'gz';
+}
+
+/** compressedHead, reading the decoder's output as it comes and stopping it once that is enough (the program runs beside this thread). */
+export async function compressedHeadAsync(file: string, bytes: number, wholeFirstLine: boolean, maxBytes: number): Promise<Buffer> {
+  if (compressionOf(file) === 'gz') return compressedHead(file, bytes, wholeFirstLine, maxBytes);
+  const chunks: Buffer[] = [];
+  let n = 0;
+  let nl = -1;
+  for await (const chunk of readBytes(file, 0, 64 * 1024)) {
+    const at = wholeFirstLine && nl === -1 ? chunk.indexOf(0x0a) : -1;
+    if (at !== -1) nl = n + at;
+    chunks.push(chunk);
+    n += chunk.length;
+    if (wholeFirstLine ? nl !== -1 && n >= bytes : n >= bytes) break;
+    if (n >= maxBytes) break;
+  }
+  const out = Buffer.concat(chunks, n);
+  if (!wholeFirstLine) return out.subarray(0, bytes);
+  return nl !== -1 ? out.subarray(0, Math.max(bytes, nl + 1)) : out.subarray(0, maxBytes);
+}
+
 /**
  * A file's bytes from `start`, in chunks: a plain file's from that offset, a compressed
  * file's uncompressed bytes from that uncompressed offset (those before it are decompressed

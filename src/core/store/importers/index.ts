@@ -1,5 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { genericJsonlImporter } from './genericJsonl';
 import { miniSweAgentImporter } from './miniSweAgent';
@@ -10,7 +11,7 @@ import { sweAgentImporter } from './sweAgent';
 import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
 import { shQuote } from '../../jobs/quote';
-import { compressedHead, isCompressed, uncompressedName } from '../compressed';
+import { compressedHead, compressedHeadAsync, decodedByProgram, isCompressed, uncompressedName } from '../compressed';
 import { ImportError } from '../rows';
 import { compareNames, posix } from './util';
 import { verifiersImporter } from './verifiers';
@@ -125,6 +126,19 @@ export function readJsonlHead(file: string, bytes = 64 * 1024): string {
   return (isCompressed(file) ? compressedHeadOf(file, bytes, true) : readHeadBytes(file, bytes, true)).toString('utf8');
 }
 
+/** What a file's layout is recognized by: JSONL lines can be long (verl's score comes after the full response); documents say what they are early. */
+function headOf(file: string, async: false): string;
+function headOf(file: string, async: true): Promise<string>;
+function headOf(file: string, async: boolean): string | Promise<string> {
+  const ext = path.extname(uncompressedName(file));
+  if (ext === '.parquet') return async ? Promise.resolve('') : '';
+  const [bytes, whole] = ext === '.jsonl' ? [64 * 1024, true] : [8 * 1024, false];
+  if (!async) return whole ? readJsonlHead(file, bytes) : readHead(file, bytes);
+  const st = statSync(file);
+  if (!st.isFile()) return Promise.reject(notRegular(file, st));
+  return compressedHeadAsync(file, bytes, whole, whole ? FIRST_LINE_MAX : bytes).then((b) => b.toString('utf8'));
+}
+
 /** A compressed file's uncompressed head (see compressedHead), after the checks readHeadBytes makes of a plain file. */
 function compressedHeadOf(file: string, bytes: number, wholeFirstLine: boolean): Buffer {
   const st = statSync(file);
@@ -208,12 +222,23 @@ export async function discover(paths: string[], format?: FormatName): Promise<{ 
     else if (st.isFile() && unreadReason(root)) throw new Error(`${root}: ${unreadReason(root)}`);
     else if (st.isFile()) candidates.push(root);
     else throw notRegular(root, st);
-    for (const file of candidates) {
-      // JSONL lines can be long (verl's score comes after the full response); documents say what they are early.
-      const ext = path.extname(uncompressedName(file));
+    // The heads of files a decoder program reads (zstd, bzip2, xz): a process each, the next
+    // few started while this one is looked at.
+    const spawned = new Map<string, Promise<string>>();
+    const ahead = Math.max(2, availableParallelism()) + 1;
+    for (let i = 0; i < candidates.length; i++) {
+      for (const next of candidates.slice(i, i + ahead)) {
+        if (!decodedByProgram(next) || spawned.has(next)) continue;
+        const head = headOf(next, true);
+        head.catch(() => undefined); // awaited in turn
+        spawned.set(next, head);
+      }
+      const file = candidates[i]!;
       let text: string;
       try {
-        text = ext === '.parquet' ? '' : ext === '.jsonl' ? readJsonlHead(file) : readHead(file, 8 * 1024);
+        const head = spawned.get(file);
+        spawned.delete(file);
+        text = head ? await head : headOf(file, false);
       } catch (err) {
         // A compressed file damaged at its start (or not what its name says): said of that file, the rest imported.
         if (!(err instanceof ImportError) || !st.isDirectory()) throw err;
