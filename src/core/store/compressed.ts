@@ -20,6 +20,9 @@ import { ImportError } from './rows';
 
 type Compression = 'gz' | 'zst' | 'bz2' | 'xz';
 
+/** How far a decoder program's output is read ahead of its reader. */
+const READ_AHEAD = 16 * 1024 * 1024;
+
 /** Each compression's program: it tests (-t) and writes out (-dc) a file; zstd, bzip2 and xz are run to read one. */
 const PROGRAMS: Record<Compression, { program: string; name: string; debian: string }> = {
   gz: { program: 'gzip', name: 'gzip', debian: 'gzip' },
@@ -274,9 +277,41 @@ export async function* readBytes(file: string, start = 0, highWaterMark = 1 << 2
     child.once('error', (error) => resolve({ error, status: null, signal: null }));
     child.once('close', (status, signal) => resolve({ status, signal }));
   });
+  // The program's output is drained as it comes, up to READ_AHEAD bytes ahead of the reader
+  // (a pipe holds 64 KiB: the program would otherwise wait for each of the reader's turns),
+  // and handed over in chunks of about `highWaterMark`, as a file's are read.
+  const queue: Buffer[] = [];
+  let queued = 0;
+  let ended = false;
+  let wake: (() => void) | undefined;
+  const out = child.stdout;
+  out.on('data', (chunk: Buffer) => {
+    queue.push(chunk);
+    queued += chunk.length;
+    if (queued >= READ_AHEAD) out.pause();
+    wake?.();
+  });
+  out.once('close', () => {
+    ended = true;
+    wake?.();
+  });
   let done = false;
   try {
-    for await (const chunk of child.stdout as AsyncIterable<Buffer>) yield* from(chunk);
+    for (;;) {
+      if (!queue.length) {
+        if (ended) break;
+        await new Promise<void>((resolve) => (wake = resolve));
+        wake = undefined;
+        continue;
+      }
+      let n = 0;
+      let k = 0;
+      while (k < queue.length && n < highWaterMark) n += queue[k++]!.length;
+      const chunks = queue.splice(0, k);
+      queued -= n;
+      if (out.isPaused() && queued < READ_AHEAD / 2) out.resume();
+      yield* from(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, n));
+    }
     done = true;
   } finally {
     if (!done) child.kill();
