@@ -4,6 +4,8 @@ import { appendFileSync, copyFileSync, cpSync, mkdirSync, readdirSync, readFileS
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { gzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
+import { readBytes } from '../../src/core/store/compressed';
 import { shQuote } from '../../src/core/jobs/quote';
 import { parseLabels, resolveLabels } from '../../src/core/diagnose/labels';
 import { ImportError } from '../../src/core/store/rows';
@@ -126,6 +128,39 @@ describe('gzip-compressed dumps (real files compressed with gzip)', () => {
       assert.deepEqual(g!.steps, want!.steps);
       assert.deepEqual(g!.hashes, want!.hashes);
     }
+  });
+
+  it('a decoder program’s output reaches a slow reader whole, and a reader that stops early stops the program', async () => {
+    const root = tempDir('evotrainer-decoder-');
+    const file = path.join(root, 'big.jsonl');
+    // 40 MiB of lines that compress well: more than the 16 MiB read ahead of the reader.
+    const line = `${JSON.stringify({ input: 'q'.repeat(200), output: 'a'.repeat(800), score: 1 })}\n`;
+    writeFileSync(file, line.repeat(Math.ceil((40 * 1024 * 1024) / line.length)));
+    const want = createHash('sha256').update(readFileSync(file)).digest('hex');
+    const zst = compress(file, CODECS[1]);
+    const h = createHash('sha256');
+    let chunks = 0;
+    for await (const chunk of readBytes(zst)) {
+      h.update(chunk);
+      // A reader slower than zstd: the program is paused and resumed many times.
+      if (++chunks % 4 === 0) await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.equal(h.digest('hex'), want);
+    assert.ok(chunks >= 40, `read in chunks of about 1 MiB (${chunks})`);
+    // Stopping after the first chunk ends the program (no zstd left running on the file).
+    for await (const chunk of readBytes(zst, 1000)) {
+      assert.ok(chunk.length > 0);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    const decoding = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid)).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(zst);
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+    assert.deepEqual(decoding, [], 'the decoder was stopped');
   });
 
   it('human labels name a compressed trajectory’s rollout with or without .gz', async () => {
