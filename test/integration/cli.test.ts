@@ -16,7 +16,7 @@ describe('evotrainer CLI (built bundle, real processes)', () => {
     const report = JSON.parse(r.stdout) as DoctorReport;
     assert.equal(report.tool, 'evotrainer');
     assert.equal(report.ok, true);
-    assert.deepEqual(report.checks.map((c) => c.id), ['git', 'python3', 'ssh', 'sbatch', 'store', 'cluster']);
+    assert.deepEqual(report.checks.map((c) => c.id), ['git', 'python3', 'ssh', 'sbatch', 'decoders', 'store', 'cluster']);
     assert.equal(report.checks.find((c) => c.id === 'store')!.status, 'ok');
   });
 

@@ -20,7 +20,7 @@ describe('doctor', () => {
     assert.match(py.version!, /^3\.\d+\.\d+/);
     assert.deepEqual(
       report.checks.map((c) => c.id),
-      ['git', 'python3', 'ssh', 'sbatch', 'store', 'cluster'],
+      ['git', 'python3', 'ssh', 'sbatch', 'decoders', 'store', 'cluster'],
     );
     assert.equal(report.ok, true);
   });
@@ -34,7 +34,10 @@ describe('doctor', () => {
     if (existsSync('/etc/debian_version')) assert.match(git.fix!, /apt-get install git/);
     assert.equal(report.checks.find((c) => c.id === 'sbatch')!.status, 'missing');
     assert.equal(report.ok, false);
-    assert.equal(report.summary.missing, 4);
+    assert.equal(report.summary.missing, 5);
+    const decoders = report.checks.find((c) => c.id === 'decoders')!;
+    assert.deepEqual([decoders.status, decoders.required, decoders.detail], ['missing', false, 'not found on PATH: zstd, bzip2, xz (dumps compressed with them cannot be imported here).']);
+    if (existsSync('/etc/debian_version')) assert.equal(decoders.fix, 'apt-get install zstd bzip2 xz-utils');
   });
 
   it('an optional tool missing leaves the report ready', async () => {
@@ -44,6 +47,13 @@ describe('doctor', () => {
     const report = await runDoctor({ env: { PATH: bin }, probeStore: okStore });
     assert.equal(report.checks.find((c) => c.id === 'ssh')!.status, 'missing');
     assert.equal(report.ok, true);
+    // The decoders of compressed dumps: one missing is named alone.
+    writeScript(bin, 'zstd', 'echo "zstd v1.5.6"');
+    writeScript(bin, 'xz', 'echo "xz 5.4.1"');
+    const some = (await runDoctor({ env: { PATH: bin }, probeStore: okStore })).checks.find((c) => c.id === 'decoders')!;
+    assert.equal(some.detail, 'not found on PATH: bzip2 (dumps compressed with it cannot be imported here).');
+    writeScript(bin, 'bzip2', 'echo "bzip2 1.0.8"');
+    assert.equal((await runDoctor({ env: { PATH: bin }, probeStore: okStore })).checks.find((c) => c.id === 'decoders')!.status, 'ok');
   });
 
   it('flags an interpreter that is too old, or that fails, as a problem rather than ok', async () => {
@@ -98,7 +108,7 @@ describe('doctor', () => {
     const text = formatDoctorReport(await runDoctor({ env: { PATH: empty }, probeStore: okStore }));
     assert.match(text, /\[MISSING\] git/);
     assert.match(text, /→ .*git/);
-    assert.match(text, /\nNot ready: a required piece is missing or broken; its row says how to fix it, then check again\.\n1 ok, 4 missing, 0 error, 1 skipped\.$/);
+    assert.match(text, /\nNot ready: a required piece is missing or broken; its row says how to fix it, then check again\.\n1 ok, 5 missing, 0 error, 1 skipped\.$/);
   });
 
   it('Slurm installed but unconfigured: says so and the next step (nothing to install), and the verdict names it', async () => {

@@ -5,7 +5,7 @@ import { flagString, out, type Command } from '../command';
 import { harnessContext } from '../context';
 
 export const doctor: Command = {
-  summary: "check git, python3, ssh, sbatch, the embedded store and the harness's cluster profile; say what to install",
+  summary: "check git, python3, ssh, sbatch, the decoders of compressed dumps, the embedded store and the harness's cluster profile; say what to install",
   flags: {
     json: { type: 'boolean', description: 'print a machine-readable report' },
     python: { type: 'string', description: 'interpreter for harness code (default python3)' },

@@ -122,6 +122,22 @@ async function checkTool(spec: ToolSpec, platform: Platform, env: NodeJS.Process
   return { ...base, status: 'ok', version, detail: `${spec.file} ${version}` };
 }
 
+/** The programs that read zstd, bzip2 and xz dumps (gzip is Node's own): optional, one row. */
+async function checkDecoders(platform: Platform, env: NodeJS.ProcessEnv): Promise<DoctorCheck> {
+  const programs = [
+    { file: 'zstd', debian: 'zstd' },
+    { file: 'bzip2', debian: 'bzip2' },
+    { file: 'xz', debian: 'xz-utils' },
+  ];
+  const found = await Promise.all(programs.map(async (p) => ({ ...p, ok: (await run(p.file, ['--version'], { env, timeoutMs: 10_000 })).code === 0 })));
+  const missing = found.filter((p) => !p.ok);
+  const base = { id: 'decoders', label: 'zstd, bzip2, xz', scope: 'local' as const, required: false, purpose: 'import reads .zst, .bz2 and .xz dumps through them (.gz needs nothing)' };
+  if (!missing.length) return { ...base, status: 'ok', detail: 'zstd, bzip2 and xz are on PATH.' };
+  const names = missing.map((p) => p.file).join(', ');
+  const fix = platform === 'debian' ? `apt-get install ${missing.map((p) => p.debian).join(' ')}` : platform === 'macos' ? `brew install ${missing.map((p) => p.file).join(' ')}` : `install ${names} from your package manager`;
+  return { ...base, status: 'missing', detail: `not found on PATH: ${names} (dumps compressed with ${missing.length === 1 ? 'it' : 'them'} cannot be imported here).`, fix };
+}
+
 async function checkStore(probe: typeof probeStore): Promise<DoctorCheck> {
   const base = {
     id: 'store',
@@ -198,6 +214,7 @@ export async function runDoctor(opts: DoctorOptions = {}): Promise<DoctorReport>
   ];
   const checks = await Promise.all([
     ...specs.map((s) => checkTool(s, platform, env)),
+    checkDecoders(platform, env),
     checkStore(opts.probeStore ?? probeStore),
   ]);
   checks.push(opts.clusterCheck ? await opts.clusterCheck() : clusterNotProbed(opts.clusterProfile));
