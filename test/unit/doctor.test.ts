@@ -52,8 +52,11 @@ describe('doctor', () => {
     writeScript(bin, 'xz', 'echo "xz 5.4.1"');
     const some = (await runDoctor({ env: { PATH: bin }, probeStore: okStore })).checks.find((c) => c.id === 'decoders')!;
     assert.equal(some.detail, 'not found on PATH: bzip2 (dumps compressed with it cannot be imported here).');
-    writeScript(bin, 'bzip2', 'echo "bzip2 1.0.8"');
-    assert.equal((await runDoctor({ env: { PATH: bin }, probeStore: okStore })).checks.find((c) => c.id === 'decoders')!.status, 'ok');
+    assert.equal(some.version, 'zstd 1.5.6, xz 5.4.1');
+    // bzip2 prints its version on stderr.
+    writeScript(bin, 'bzip2', 'echo "bzip2, a block-sorting file compressor.  Version 1.0.8, 13-Jul-2019." >&2');
+    const all = (await runDoctor({ env: { PATH: bin }, probeStore: okStore })).checks.find((c) => c.id === 'decoders')!;
+    assert.deepEqual([all.status, all.version], ['ok', 'zstd 1.5.6, bzip2 1.0.8, xz 5.4.1']);
   });
 
   it('flags an interpreter that is too old, or that fails, as a problem rather than ok', async () => {

@@ -129,10 +129,17 @@ async function checkDecoders(platform: Platform, env: NodeJS.ProcessEnv): Promis
     { file: 'bzip2', debian: 'bzip2' },
     { file: 'xz', debian: 'xz-utils' },
   ];
-  const found = await Promise.all(programs.map(async (p) => ({ ...p, ok: (await run(p.file, ['--version'], { env, timeoutMs: 10_000 })).code === 0 })));
+  const found = await Promise.all(
+    programs.map(async (p) => {
+      const r = await run(p.file, ['--version'], { env, timeoutMs: 10_000 });
+      // zstd "*** Zstandard CLI (64-bit) v1.5.4, …", bzip2 "… Version 1.0.8, …" (on stderr), xz "xz (XZ Utils) 5.4.1"
+      return { ...p, ok: r.code === 0, version: /\d+\.\d+(\.\d+)?/.exec(`${r.stdout}\n${r.stderr}`)?.[0] };
+    }),
+  );
   const missing = found.filter((p) => !p.ok);
-  const base = { id: 'decoders', label: 'zstd, bzip2, xz', scope: 'local' as const, required: false, purpose: 'import reads .zst, .bz2 and .xz dumps through them (.gz needs nothing)' };
-  if (!missing.length) return { ...base, status: 'ok', detail: 'zstd, bzip2 and xz are on PATH.' };
+  const version = found.filter((p) => p.ok).map((p) => `${p.file} ${p.version ?? '?'}`).join(', ') || undefined;
+  const base = { id: 'decoders', label: 'zstd, bzip2, xz', scope: 'local' as const, required: false, purpose: 'import reads .zst, .bz2 and .xz dumps through them (.gz needs nothing)', version };
+  if (!missing.length) return { ...base, status: 'ok', detail: version! };
   const names = missing.map((p) => p.file).join(', ');
   const fix = platform === 'debian' ? `apt-get install ${missing.map((p) => p.debian).join(' ')}` : platform === 'macos' ? `brew install ${missing.map((p) => p.file).join(' ')}` : `install ${names} from your package manager`;
   return { ...base, status: 'missing', detail: `not found on PATH: ${names} (dumps compressed with ${missing.length === 1 ? 'it' : 'them'} cannot be imported here).`, fix };
