@@ -14,7 +14,7 @@ import { startScriptedLlm, type RecordedRequest, type ScriptedLlm } from '../hel
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { candidate, sweEvalRun, type SweTraj } from '../integration/backtest/helpers';
 import { bin, edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
-import { activityBarItem, atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, atWebviewWidth, chooseMenuItem, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -194,12 +194,7 @@ describe('real VS Code: backtest, gate, pending gates', () => {
     await versionRow(rowId).click({ button: 'right' });
     const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
     await entry.waitFor({ timeout: 15_000 });
-    await entry.hover();
-    await entry.locator('.action-label').first().click();
-    await page.locator('.monaco-menu').first().waitFor({ state: 'detached', timeout: 5_000 }).catch(async () => {
-      await entry.hover();
-      await page.keyboard.press('Enter');
-    });
+    await chooseMenuItem(page, entry);
   }
   /** The frame of the result webview showing `title` (several can be open). */
   const resultFrame = (text: RegExp, timeoutMs = 240_000) => findFrame(page, `[data-testid="result-title"]:text-matches("${text.source}")`, timeoutMs);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { chromium, type Browser, type Frame, type Locator, type Page } from 'playwright-core';
 // The provisioning and launch scripts are plain JS: `npm run demo` uses them without tsx.
 import { startCodeServer as startCodeServerScript } from '../../scripts/code-server.mjs';
 import { chromiumPath } from '../../scripts/e2e-setup.mjs';
@@ -133,6 +133,19 @@ export async function quickOpen(page: Page, fileName: string): Promise<void> {
   await page.locator('.quick-input-list .monaco-list-row', { hasText: fileName }).first().waitFor({ timeout: 15_000 });
   await input.press('Enter');
   await page.locator('.tabs-container .tab.active', { hasText: fileName }).waitFor({ timeout: 15_000 });
+}
+
+/**
+ * Chooses a context-menu entry: menus act on mouse-up after they settle, so hover first, then
+ * click the item's label; a click the menu did not take (it is still open) is made with Enter.
+ */
+export async function chooseMenuItem(page: Page, entry: Locator): Promise<void> {
+  await entry.hover();
+  await entry.locator('.action-label').first().click();
+  await page.locator('.monaco-menu').first().waitFor({ state: 'detached', timeout: 5_000 }).catch(async () => {
+    await entry.hover();
+    await page.keyboard.press('Enter');
+  });
 }
 
 export async function withScreenshot<T>(page: Page, name: string, step: () => Promise<T>): Promise<T> {

@@ -10,7 +10,7 @@ import { JobRecords, SshTransport, type JobRecord, type NamedProfile } from '../
 import { asJobUser, clusterProfile, startCluster, type ClusterInfo } from '../helpers/cluster';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, REWARD } from '../integration/harness/helpers';
-import { activityBarItem, atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, atWebviewWidth, chooseMenuItem, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 const HELLO = '#!/bin/bash\nprintf \'hello from {{version}} on %s \\033[31m<b>red</b>\\033[0m\\n\' "$(hostname)"\nfor i in 1 2 3 4 5 6; do echo "step $i of 6"; sleep 1; done\nmkdir -p "$EVOTRAINER_JOB_DIR/rollout_data"\npython3 -c \'import json,sys\nfor k in range(4): print(json.dumps({"input": f"What is {k}+{k}?", "output": f"The answer is {2*k}", "gts": str(2*k), "score": float(k % 2 == 0), "step": 1}))\' > "$EVOTRAINER_JOB_DIR/rollout_data/1.jsonl"\necho "all done"\n';
 const PASSPHRASE = 'open sesame';
@@ -187,8 +187,7 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
     const entry = page.locator('.monaco-menu .action-item', { hasText: 'Cancel Job' }).first();
     await entry.waitFor({ timeout: 15_000 });
     assert.equal(await page.locator('.monaco-menu .action-item', { hasText: 'Open Job Log' }).count(), 1);
-    await entry.hover();
-    await entry.locator('.action-label').first().click();
+    await chooseMenuItem(page, entry);
     await toast(`cancel sent to ${slow.id}`).waitFor({ timeout: 30_000 });
     await waitRow('slow v1', /^slow v1, cancelled · /, 60_000);
     assert.equal(records().find((r) => r.id === slow.id)!.state, 'cancelled');
@@ -207,8 +206,7 @@ describe('real VS Code: jobs on a Slurm cluster', () => {
     await runRow('hello v1').click({ button: 'right' });
     const entry = page.locator('.monaco-menu .action-item', { hasText: 'Fetch Job Outputs' }).first();
     await entry.waitFor({ timeout: 15_000 });
-    await entry.hover();
-    await entry.locator('.action-label').first().click();
+    await chooseMenuItem(page, entry);
     await toast(/1 file\(s\) fetched, 0 unchanged \((rsync|tar), verified\); 4 rollout\(s\) imported/).waitFor({ timeout: 60_000 });
     const job = records().find((r) => r.template === 'hello' && r.profile.name === 'test-slurm')!;
     assert.deepEqual(Object.keys(job.fetched), ['rollout_data/1.jsonl']);

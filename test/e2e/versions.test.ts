@@ -11,7 +11,7 @@ import { recordSkill } from '../../src/core/harness/skills';
 import { requireSharedData, sweDir } from '../helpers/data';
 import { repoRoot, tempDir } from '../helpers/tmp';
 import { edit, evaluatedVersion, refsSnapshot, REWARD } from '../integration/harness/helpers';
-import { activityBarItem, atWebviewWidth, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
+import { activityBarItem, atWebviewWidth, chooseMenuItem, clippedIn, findFrame, openEditor, resultsDir, runCommand, withScreenshot, type CodeServer } from './codeServer';
 
 // Reads the real data in ../shared/data: without it, this file fails once, naming the path.
 requireSharedData();
@@ -70,13 +70,7 @@ describe('real VS Code: versions, lineage, skills', () => {
     await versionRow(rowId).click({ button: 'right' });
     const entry = page.locator('.monaco-menu .action-item', { hasText: item }).first();
     await entry.waitFor({ timeout: 15_000 });
-    // Menus act on mouse-up after they settle: hover first, then click the item's label.
-    await entry.hover();
-    await entry.locator('.action-label').first().click();
-    await page.locator('.monaco-menu').first().waitFor({ state: 'detached', timeout: 5_000 }).catch(async () => {
-      await entry.hover();
-      await page.keyboard.press('Enter');
-    });
+    await chooseMenuItem(page, entry);
   }
 
   async function dismissToasts() {
