@@ -159,32 +159,22 @@ export function readWhole(file: string): Buffer {
 }
 
 /**
- * The first uncompressed bytes of a compressed file: at least `bytes` of them (fewer when it
- * holds fewer), and with `wholeFirstLine`, up to its first line's end or `maxBytes`. Gzip:
- * a prefix of the file decompressed, doubled until that is enough; the others: the
- * decoder's output, stopped once it is enough.
+ * A file's head as the first bytes `out` of its text give it: at least `bytes` (fewer when
+ * the text holds fewer), and with `wholeFirstLine`, up to its first line's end or
+ * `maxBytes`; null when `out` is not enough yet and more of the text (`whole` false) is to come.
  */
-export function compressedHead(file: string, bytes: number, wholeFirstLine: boolean, maxBytes: number): Buffer {
-  const c = compressionOf(file)!;
-  const enough = (out: Buffer, whole: boolean): Buffer | null => {
-    if (!wholeFirstLine) return out.length >= bytes || whole ? out.subarray(0, bytes) : null;
-    const nl = out.indexOf(0x0a);
-    if (nl !== -1) return out.subarray(0, Math.max(bytes, nl + 1));
-    return out.length >= maxBytes || whole ? out.subarray(0, maxBytes) : null;
-  };
-  if (c !== 'gz') {
-    for (let take = bytes; ; take = Math.min(take * 8, maxBytes)) {
-      // The decoder is stopped once it has written `take` bytes (Node kills it past maxBuffer).
-      const r = spawnSync(PROGRAMS[c].program, ['-dc', '--', file], { maxBuffer: take, stdio: ['ignore', 'pipe', 'pipe'] });
-      const cut = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOBUFS';
-      if (!cut) {
-        const failed = decoderFailure(file, r);
-        if (failed) throw failed;
-      }
-      const head = enough(r.stdout, !cut || take >= maxBytes);
-      if (head) return head;
-    }
-  }
+function headIn(out: Buffer, whole: boolean, bytes: number, wholeFirstLine: boolean, maxBytes: number): Buffer | null {
+  if (!wholeFirstLine) return out.length >= bytes || whole ? out.subarray(0, bytes) : null;
+  const nl = out.indexOf(0x0a);
+  if (nl !== -1) return out.subarray(0, Math.max(bytes, nl + 1));
+  return out.length >= maxBytes || whole ? out.subarray(0, maxBytes) : null;
+}
+
+/**
+ * The head (see headIn) of a gzip file's text: a prefix of the file decompressed, doubled
+ * until that is enough (a damaged or unfinished file gives what its start decompresses to).
+ */
+export function gzipHead(file: string, bytes: number, wholeFirstLine: boolean, maxBytes: number): Buffer {
   const fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
     const size = fstatSync(fd).size;
@@ -201,7 +191,7 @@ export function compressedHead(file: string, bytes: number, wholeFirstLine: bool
         if ((err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') return Buffer.alloc(0);
         throw decompressError(file, (err as Error).message);
       }
-      const head = enough(out, got >= size);
+      const head = headIn(out, got >= size, bytes, wholeFirstLine, maxBytes);
       if (head) return head;
     }
   } finally {
@@ -215,23 +205,23 @@ export function decodedByProgram(file: string): boolean {
   return c !== null && c !== 'gz';
 }
 
-/** compressedHead, reading the decoder's output as it comes and stopping it once that is enough (the program runs beside this thread). */
-export async function compressedHeadAsync(file: string, bytes: number, wholeFirstLine: boolean, maxBytes: number): Promise<Buffer> {
-  if (compressionOf(file) === 'gz') return compressedHead(file, bytes, wholeFirstLine, maxBytes);
+/**
+ * The head (see headIn) of a compressed file's text: gzip's by gzipHead; the others' from
+ * their decoder's output as it comes, the program stopped once that is enough (it runs
+ * beside this thread, so discovery starts a few at once).
+ */
+export async function compressedHead(file: string, bytes: number, wholeFirstLine: boolean, maxBytes: number): Promise<Buffer> {
+  if (!decodedByProgram(file)) return gzipHead(file, bytes, wholeFirstLine, maxBytes);
   const chunks: Buffer[] = [];
   let n = 0;
-  let nl = -1;
+  let newline = false;
   for await (const chunk of readBytes(file, 0, 64 * 1024)) {
-    const at = wholeFirstLine && nl === -1 ? chunk.indexOf(0x0a) : -1;
-    if (at !== -1) nl = n + at;
     chunks.push(chunk);
     n += chunk.length;
-    if (wholeFirstLine ? nl !== -1 && n >= bytes : n >= bytes) break;
-    if (n >= maxBytes) break;
+    newline ||= wholeFirstLine && chunk.includes(0x0a);
+    if (n >= maxBytes || (n >= bytes && (!wholeFirstLine || newline))) break;
   }
-  const out = Buffer.concat(chunks, n);
-  if (!wholeFirstLine) return out.subarray(0, bytes);
-  return nl !== -1 ? out.subarray(0, Math.max(bytes, nl + 1)) : out.subarray(0, maxBytes);
+  return headIn(Buffer.concat(chunks, n), true, bytes, wholeFirstLine, maxBytes)!;
 }
 
 /**

@@ -11,7 +11,7 @@ import { sweAgentImporter } from './sweAgent';
 import { trlImporter } from './trl';
 import type { FormatName, Importer } from './types';
 import { shQuote } from '../../jobs/quote';
-import { compressedHead, compressedHeadAsync, decodedByProgram, isCompressed, uncompressedName } from '../compressed';
+import { compressedHead, decodedByProgram, gzipHead, isCompressed, uncompressedName } from '../compressed';
 import { ImportError } from '../rows';
 import { compareNames, posix } from './util';
 import { verifiersImporter } from './verifiers';
@@ -136,14 +136,18 @@ function headOf(file: string, async: boolean): string | Promise<string> {
   if (!async) return whole ? readJsonlHead(file, bytes) : readHead(file, bytes);
   const st = statSync(file);
   if (!st.isFile()) return Promise.reject(notRegular(file, st));
-  return compressedHeadAsync(file, bytes, whole, whole ? FIRST_LINE_MAX : bytes).then((b) => b.toString('utf8'));
+  return compressedHead(file, bytes, whole, whole ? FIRST_LINE_MAX : bytes).then((b) => b.toString('utf8'));
 }
 
-/** A compressed file's uncompressed head (see compressedHead), after the checks readHeadBytes makes of a plain file. */
+/**
+ * A gzip file's uncompressed head (see gzipHead), after the checks readHeadBytes makes of a
+ * plain file. A file a decoder program reads has its head read asynchronously (see discover).
+ */
 function compressedHeadOf(file: string, bytes: number, wholeFirstLine: boolean): Buffer {
+  if (decodedByProgram(file)) throw new Error(`${file}: the head of a file a decoder program reads is read by compressedHead (asynchronously)`);
   const st = statSync(file);
   if (!st.isFile()) throw notRegular(file, st);
-  return compressedHead(file, bytes, wholeFirstLine, wholeFirstLine ? FIRST_LINE_MAX : bytes);
+  return gzipHead(file, bytes, wholeFirstLine, wholeFirstLine ? FIRST_LINE_MAX : bytes);
 }
 
 /** The most of a first line that readJsonlHead reads. */
