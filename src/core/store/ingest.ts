@@ -218,7 +218,8 @@ export class Ingest {
     try {
       // The bulk path runs in autocommit (DuckDB then writes row groups in parallel as it
       // reads); its rows stay invisible until the imports are recorded below.
-      // (DuckDB would read a .gz itself, but the plan's hashing, line counts and shape scan read plain bytes)
+      // (DuckDB would read a compressed file itself, but the plan's hashing, line count and key
+      // scan would then decompress it again in JS: no faster than streaming it, measured)
       const bulkable = (t: (typeof todo)[number]) => t.importer.bulk !== undefined && opts.bulk !== false && t.importer.followable && !isCompressed(t.file);
       const { results, stream, notes } = await this.importBulk(todo.filter(bulkable), opts, batch);
       results.forEach(add);

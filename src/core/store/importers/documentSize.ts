@@ -48,7 +48,7 @@ function roomFor(size: number): string {
 
 /**
  * Why a whole-document file of `size` bytes is refused under `limit`, or null when it fits.
- * `uncompressed`: the size is a gzip file's uncompressed one (`atLeast`: it decompressed
+ * `uncompressed`: the size is a compressed file's uncompressed one (`atLeast`: it decompressed
  * past the limit, its whole size unknown).
  */
 export function documentTooLarge(file: string, size: number, limit: number, how: { uncompressed?: boolean; atLeast?: boolean } = {}): ImportError | null {

@@ -37,7 +37,7 @@ export async function* readJsonLines(file: string, startOffset = 0, startLine = 
   let line = startLine;
   /** The previous chunk ended in CR: an LF starting this one belongs to that line end. */
   let afterCR = false;
-  // (a .gz file's uncompressed bytes: its lines and offsets are those of the text it compresses)
+  // (a compressed file's uncompressed bytes: its lines and offsets are those of the text it compresses)
   for await (const chunk of readBytes(file, startOffset)) {
     onChunk?.(chunk);
     let from = 0;

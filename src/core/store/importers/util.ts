@@ -5,8 +5,8 @@ import { ImportError, type ImporterItem, type SourcePosition } from '../rows';
 export const compareNames = new Intl.Collator('en', { numeric: true }).compare;
 
 /**
- * The path a file's layout is read from: forward slashes, and a gzip-compressed data file
- * under its uncompressed name (`12.jsonl.gz` is verl's step 12, see compressed.ts).
+ * The path a file's layout is read from: forward slashes, and a compressed data file under
+ * its uncompressed name (`12.jsonl.gz` is verl's step 12, see compressed.ts).
  */
 export function posix(file: string): string {
   return uncompressedName(file).replace(/\\/g, '/');
